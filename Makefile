@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+# mutexlab: `make bench VARIANT=x` measures a mutex design, `make test` tests
+# the lab. Settings are environment variables read by lab/bench.sh, which
+# holds their defaults; `make help` lists them.
+
+SHELL := /bin/bash
+PYTHON := /usr/bin/python3
+
+# Passed through to the scripts; unset ones take the scripts' defaults.
+export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
+	THREADS RESULTS_DIR GUEST_APPEND LAB_CACHE VARIANTS_DIR JOBS
+
+.PHONY: bench test test-host deps variants checkpatch help
+
+bench:
+	@lab/bench.sh
+
+# Host-side tests first (seconds), then the ones that build and boot kernels.
+test: deps
+	$(PYTHON) -m pytest -ra tests
+
+test-host: deps
+	$(PYTHON) -m pytest -ra -m 'not kernel' tests
+
+deps:
+	@lab/deps.sh
+
+variants:
+	@bash -c 'source lab/lib.sh && list_variants'
+
+checkpatch: deps
+	@lab/checkpatch.sh
+
+help:
+	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
+	@echo 'Targets: bench test test-host deps variants checkpatch help'
+	@echo 'Settings (bench): VARIANT PROFILE VCPUS MEM_MB ACCEL=auto|kvm|tcg'
+	@echo '  DURATION_MS WARMUP_MS REPS CS_LOOPS THREADS=1,2,4 RESULTS_DIR'
+	@echo '  LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Parse the bench module's results channel: KTAP verdicts and JSON lines.
+
+Usage: analysis/results.py RESULTS.raw RESULTS.json
+Writes the parsed results and prints a summary; exits 1 when the run failed
+(a test not ok, the plan not met, no totals, a malformed line).
+"""
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+KTAP_RESULT = re.compile(
+    r"^(?P<ok>ok|not ok) (?P<number>\d+)(?: - (?P<name>[^#]*?))?\s*"
+    r"(?:#\s*(?P<directive>.*))?$")
+KTAP_PLAN = re.compile(r"^1\.\.(\d+)$")
+KTAP_TOTALS = re.compile(r"^# Totals: (.*)$")
+
+
+def parse_raw(text):
+    """Split the channel into KTAP results and JSON records."""
+    parsed = {"ktap_version": None, "plan": None, "tests": [],
+              "totals": None, "meta": None, "points": [], "problems": []}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        if line.startswith("{"):
+            parse_record(parsed, line, lineno)
+        elif line.startswith("KTAP version "):
+            parsed["ktap_version"] = line.split()[-1]
+        elif m := KTAP_PLAN.match(line):
+            parsed["plan"] = int(m.group(1))
+        elif m := KTAP_TOTALS.match(line):
+            parsed["totals"] = dict(
+                (k, int(v)) for k, v in re.findall(r"(\w+):(\d+)", m.group(1)))
+        elif m := KTAP_RESULT.match(line):
+            parsed["tests"].append({
+                "number": int(m.group("number")),
+                "ok": m.group("ok") == "ok",
+                "name": (m.group("name") or "").strip(),
+                "directive": m.group("directive"),
+            })
+        elif line.startswith("#"):
+            continue
+        else:
+            parsed["problems"].append(f"line {lineno}: not KTAP or JSON: {line!r}")
+    check_complete(parsed)
+    return parsed
+
+
+def parse_record(parsed, line, lineno):
+    try:
+        record = json.loads(line)
+    except ValueError as err:
+        parsed["problems"].append(f"line {lineno}: bad JSON ({err}): {line!r}")
+        return
+    kind = record.pop("type", None)
+    if kind == "meta":
+        parsed["meta"] = record
+    elif kind == "point":
+        parsed["points"].append(with_rates(record))
+    else:
+        parsed["problems"].append(f"line {lineno}: unknown record type {kind!r}")
+
+
+def with_rates(point):
+    point["total"] = sum(point["acquisitions"])
+    point["per_sec"] = point["total"] * 1e9 / point["elapsed_ns"]
+    return point
+
+
+def check_complete(parsed):
+    problems = parsed["problems"]
+    if parsed["ktap_version"] is None:
+        problems.append("no 'KTAP version' line: the module never started")
+    if parsed["plan"] is not None and len(parsed["tests"]) != parsed["plan"]:
+        problems.append(f"plan was 1..{parsed['plan']} but "
+                        f"{len(parsed['tests'])} results arrived")
+    if parsed["totals"] is None:
+        problems.append("no '# Totals' line: the run did not finish")
+    for test in parsed["tests"]:
+        if not test["ok"]:
+            problems.append(f"not ok {test['number']} - {test['name']}"
+                            + (f" # {test['directive']}" if test["directive"] else ""))
+
+
+def summarise(points):
+    """Per (workload, threads): throughput median and range over reps."""
+    groups = {}
+    for p in points:
+        groups.setdefault((p["workload"], p["threads"]), []).append(p["per_sec"])
+    return [{"workload": w, "threads": t, "reps": len(v),
+             "median_per_sec": statistics.median(v),
+             "min_per_sec": min(v), "max_per_sec": max(v)}
+            for (w, t), v in sorted(groups.items())]
+
+
+def format_summary(summary):
+    rows = [f"{'workload':<12} {'threads':>7} {'reps':>4} "
+            f"{'median Mops/s':>13} {'range':>17}"]
+    for s in summary:
+        rows.append(f"{s['workload']:<12} {s['threads']:>7} {s['reps']:>4} "
+                    f"{s['median_per_sec'] / 1e6:>13.3f} "
+                    f"{s['min_per_sec'] / 1e6:>8.3f}-{s['max_per_sec'] / 1e6:<8.3f}")
+    return "\n".join(rows)
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__)
+    parsed = parse_raw(Path(argv[1]).read_text(errors="replace"))
+    parsed["summary"] = summarise(parsed["points"])
+    Path(argv[2]).write_text(json.dumps(parsed, indent=1) + "\n")
+    print(format_summary(parsed["summary"]))
+    for problem in parsed["problems"]:
+        print(f"mutexlab: result problem: {problem}", file=sys.stderr)
+    return 1 if parsed["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

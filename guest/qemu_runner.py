@@ -1,0 +1,291 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a lab kernel in QEMU and judge how the guest ended.
+
+Three serial ports, each a file: ttyS0 the console (for humans and for
+failure detection), ttyS1 the bench module's results, ttyS2 the guest's exit
+status. A watchdog kills a hung guest; an oops, BUG, WARNING, panic, KASAN
+report or hung task on the console fails the run at once, quoted.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+FAILURE_PATTERNS = [re.compile(p) for p in (
+    r"\bOops\b",
+    r"\bBUG: ",
+    r"kernel BUG at ",
+    r"\bWARNING: ",
+    r"Kernel panic",
+    r"\bKASAN\b",
+    r"general protection fault",
+    r"BUG: unable to handle",
+    r"INFO: task .* blocked for more than",
+    r"\bUBSAN: ",
+)]
+# After the first failure line, keep reading this long for the rest of the
+# trace (the guest panics and QEMU exits sooner in the usual case).
+TRACE_GRACE_S = 3.0
+POLL_S = 0.1
+# Booting to /init takes about 2 s under TCG here; the rest is headroom for a
+# loaded host. Measurement time is added on top (see watchdog_seconds).
+BOOT_ALLOWANCE_S = 60
+KVM_PROBE_LIMIT_S = 3.0
+# A boot sector that writes 0x31 to isa-debug-exit: QEMU exits with 99 only
+# if a vCPU really ran guest code.
+KVM_PROBE_SECTOR = b"\xb0\x31\xe6\xf4\xf4".ljust(510, b"\0") + b"\x55\xaa"
+KVM_PROBE_EXIT = (0x31 << 1) | 1
+
+
+def watchdog_seconds(expected_run_s):
+    """Time after which a guest counts as hung."""
+    return BOOT_ALLOWANCE_S + 2 * expected_run_s + 30
+
+
+def failure_line(line):
+    """The console line if it reports a kernel failure, else None."""
+    return line if any(p.search(line) for p in FAILURE_PATTERNS) else None
+
+
+def probe_kvm(qemu, cache_dir):
+    """Return (usable, reason). /dev/kvm can exist and still not run guests
+    (here: kvm_pvm, which takes seconds per BIOS boot), so the probe runs
+    real guest code under a time limit. Cached per host boot."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False, "/dev/kvm not accessible"
+    boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    cache = Path(cache_dir) / "kvm-probe.json"
+    try:
+        cached = json.loads(cache.read_text())
+        if cached.get("boot_id") == boot_id:
+            return cached["usable"], cached["reason"] + " (cached this boot)"
+    except (OSError, ValueError, KeyError):
+        pass
+    sector = Path(cache_dir) / "kvm-probe.bin"
+    sector.parent.mkdir(parents=True, exist_ok=True)
+    sector.write_bytes(KVM_PROBE_SECTOR)
+    cmd = [qemu, "-accel", "kvm", "-machine", "pc", "-nodefaults",
+           "-display", "none", "-no-reboot",
+           "-drive", f"format=raw,file={sector},if=floppy",
+           "-device", "isa-debug-exit,iobase=0xf4,iosize=4"]
+    try:
+        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            timeout=KVM_PROBE_LIMIT_S).returncode
+        usable = rc == KVM_PROBE_EXIT
+        reason = f"KVM probe exited {rc}" + ("" if usable else ", expected 99")
+    except subprocess.TimeoutExpired:
+        usable = False
+        reason = f"KVM probe ran no guest code within {KVM_PROBE_LIMIT_S:g}s"
+    cache.write_text(json.dumps({"boot_id": boot_id, "usable": usable,
+                                 "reason": reason}))
+    return usable, reason
+
+
+def choose_accel(requested, qemu, cache_dir):
+    if requested == "tcg":
+        return "tcg", "requested"
+    usable, reason = probe_kvm(qemu, cache_dir)
+    if requested == "kvm" and not usable:
+        sys.exit(f"mutexlab: error: ACCEL=kvm requested but {reason}")
+    return ("kvm" if usable else "tcg"), reason
+
+
+def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
+                       out_dir):
+    """The QEMU command line as a list; never a string to be re-parsed."""
+    out = Path(out_dir)
+    if accel == "kvm":
+        accel_args = ["-accel", "kvm", "-cpu", "host"]
+    else:
+        accel_args = ["-accel", "tcg,thread=multi", "-cpu", "max"]
+    return [qemu, *accel_args,
+            "-machine", "pc", "-smp", str(vcpus), "-m", str(mem_mb),
+            "-nodefaults", "-display", "none", "-no-reboot",
+            "-kernel", str(kernel), "-initrd", str(initrd),
+            "-append", append,
+            "-chardev", f"file,id=console,path={out / 'console.log'}",
+            "-serial", "chardev:console",
+            "-chardev", f"file,id=results,path={out / 'results.raw'}",
+            "-serial", "chardev:results",
+            "-chardev", f"file,id=status,path={out / 'guest-status'}",
+            "-serial", "chardev:status"]
+
+
+class Follower:
+    """Yields the complete lines appended to a file since the last call."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.offset = 0
+        self.partial = b""
+
+    def new_lines(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        data = self.partial + data
+        *lines, self.partial = data.split(b"\n")
+        return [l.decode("utf-8", "replace").rstrip("\r") for l in lines]
+
+    def rest(self):
+        lines = self.new_lines()
+        if self.partial:
+            lines.append(self.partial.decode("utf-8", "replace"))
+            self.partial = b""
+        return lines
+
+
+def show_progress(line):
+    if re.match(r"(not )?ok \d+ ", line) or line.startswith("# Totals"):
+        print(f"  guest: {line}", flush=True)
+
+
+def run_guest(cmd, out_dir, watchdog_s):
+    """Run QEMU to the end; return the outcome as a dict."""
+    out = Path(out_dir)
+    console = Follower(out / "console.log")
+    results = Follower(out / "results.raw")
+    start = time.monotonic()
+    first_result_s = None
+    failures = []
+    reason = None
+    with open(out / "qemu.log", "wb") as qemu_log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=qemu_log, stderr=subprocess.STDOUT)
+        try:
+            while proc.poll() is None:
+                time.sleep(POLL_S)
+                now = time.monotonic() - start
+                for line in console.new_lines():
+                    if failure_line(line):
+                        failures.append(line)
+                for line in results.new_lines():
+                    if first_result_s is None:
+                        first_result_s = now
+                    show_progress(line)
+                if failures and reason is None:
+                    reason = "crashed"
+                    deadline = now + TRACE_GRACE_S
+                if reason == "crashed" and now > deadline:
+                    break
+                if now > watchdog_s:
+                    reason = "timeout"
+                    break
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    wall_s = time.monotonic() - start
+    for line in console.rest():
+        if failure_line(line):
+            failures.append(line)
+    for line in results.rest():
+        show_progress(line)
+    status_text = read_text(out / "guest-status").strip()
+    if failures:
+        reason = "crashed"
+    elif reason is None:
+        if not status_text:
+            reason = "no-exit-status"
+        elif status_text != "0":
+            reason = "guest-error"
+        else:
+            reason = "ok"
+    return {
+        "outcome": reason,
+        "failure_lines": failures[:40],
+        "guest_exit_status": status_text or None,
+        "qemu_returncode": proc.returncode,
+        "wall_s": round(wall_s, 2),
+        "boot_to_first_result_s": (round(first_result_s, 2)
+                                   if first_result_s is not None else None),
+        "watchdog_s": watchdog_s,
+    }
+
+
+def read_text(path):
+    try:
+        return Path(path).read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def describe_failure(outcome, out_dir):
+    msg = {
+        "crashed": "the guest kernel reported a failure",
+        "timeout": f"the guest hung: watchdog of {outcome['watchdog_s']}s expired",
+        "no-exit-status": "the guest stopped without writing its exit status",
+        "guest-error": "the bench module failed to load "
+                       f"(exit status {outcome['guest_exit_status']})",
+    }[outcome["outcome"]]
+    lines = [f"mutexlab: error: {msg}; console: {Path(out_dir) / 'console.log'}"]
+    lines += [f"  > {l}" for l in outcome["failure_lines"]]
+    if outcome["outcome"] == "guest-error":
+        lines += [f"  > {l}" for l in read_text(Path(out_dir) / "console.log")
+                  .splitlines() if "mutexlab" in l][-10:]
+    return "\n".join(lines)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--initrd", required=True)
+    ap.add_argument("--out", required=True, help="result folder")
+    ap.add_argument("--append", default="", help="extra kernel parameters")
+    ap.add_argument("--vcpus", type=int, default=os.cpu_count())
+    ap.add_argument("--mem-mb", type=int, default=1024)
+    ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
+    ap.add_argument("--expected-run-s", type=float, required=True,
+                    help="measurement time the guest should need")
+    ap.add_argument("--cache-dir", required=True)
+    ap.add_argument("--qemu", default="qemu-system-x86_64")
+    return ap.parse_args(argv)
+
+
+# panic=-1 with -no-reboot turns any panic into QEMU's exit; oops, warnings
+# and hung tasks are made panics so that a failure ends the run at once.
+BASE_APPEND = ("console=ttyS0 panic=-1 oops=panic panic_on_warn=1 "
+               "hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    host_cpus = os.cpu_count()
+    if args.vcpus > host_cpus:
+        print(f"mutexlab: warning: {args.vcpus} vCPUs on {host_cpus} host CPUs:"
+              " vCPUs will be preempted by the host, spinning will suffer",
+              file=sys.stderr)
+    accel, accel_reason = choose_accel(args.accel, args.qemu, args.cache_dir)
+    append = f"{BASE_APPEND} {args.append}".strip()
+    cmd = build_qemu_command(args.qemu, accel, args.vcpus, args.mem_mb,
+                             args.kernel, args.initrd, append, out)
+    (out / "qemu-cmd.json").write_text(json.dumps(cmd, indent=1) + "\n")
+    (out / "qemu-cmd.sh").write_text(shlex.join(cmd) + "\n")
+    watchdog = watchdog_seconds(args.expected_run_s)
+    print(f"mutexlab: booting {args.vcpus} vCPUs under {accel} ({accel_reason});"
+          f" watchdog {watchdog:.0f}s", flush=True)
+    outcome = run_guest(cmd, out, watchdog)
+    outcome.update(accel=accel, accel_reason=accel_reason, vcpus=args.vcpus,
+                   host_cpus=host_cpus, mem_mb=args.mem_mb, append=append)
+    (out / "run.json").write_text(json.dumps(outcome, indent=1) + "\n")
+    if outcome["outcome"] != "ok":
+        print(describe_failure(outcome, out), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: lab/bench.sh   (settings come from the environment; see the Makefile)
+# The main job: dependencies, patched tree, kernel and module, initramfs, a
+# boot in QEMU, and a self-describing result folder under RESULTS_DIR.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+VARIANT=${VARIANT:-owner-field}
+PROFILE=${PROFILE:-bench}
+VCPUS=${VCPUS:-$(nproc)}
+MEM_MB=${MEM_MB:-1024}
+ACCEL=${ACCEL:-auto}
+DURATION_MS=${DURATION_MS:-1000}
+WARMUP_MS=${WARMUP_MS:-100}
+REPS=${REPS:-5}
+CS_LOOPS=${CS_LOOPS:-50}
+# Comma-separated thread counts; empty means 1 .. 2*VCPUS.
+THREADS=${THREADS:-}
+RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+# Extra kernel parameters, e.g. the module's test-only mutexlab.test_bug=1.
+GUEST_APPEND=${GUEST_APPEND:-}
+
+python=/usr/bin/python3
+
+check_settings() {
+	local name value
+	for name in VCPUS MEM_MB DURATION_MS WARMUP_MS REPS CS_LOOPS; do
+		value=${!name}
+		[[ "$value" =~ ^[0-9]+$ ]] && [ "$value" -gt 0 ] ||
+			die "$name must be a positive integer, got '$value'"
+	done
+	[[ -z "$THREADS" || "$THREADS" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
+	case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL must be auto, kvm or tcg" ;; esac
+}
+
+thread_points() {
+	if [ -n "$THREADS" ]; then
+		tr ',' '\n' <<<"$THREADS" | wc -l
+	else
+		echo $((2 * VCPUS))
+	fi
+}
+
+module_append() {
+	local append="mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
+	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS"
+	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
+	printf '%s %s\n' "$append" "$GUEST_APPEND"
+}
+
+make_initramfs() {
+	"$LAB_ROOT/guest/mkinitramfs.sh" "$BUILD/bench-module/mutexlab.ko" "$OUT/initramfs.cpio"
+}
+
+boot_guest() {
+	local expected_s
+	expected_s=$(($(thread_points) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 1))
+	"$python" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$BUILD/arch/x86/boot/bzImage" \
+		--initrd "$OUT/initramfs.cpio" --out "$OUT" --vcpus "$VCPUS" \
+		--mem-mb "$MEM_MB" --accel "$ACCEL" --expected-run-s "$expected_s" \
+		--cache-dir "$LAB_CACHE" --append "$(module_append)"
+}
+
+write_manifest() {
+	local -a args=(--lab-root "$LAB_ROOT" --variant "$VARIANT" --profile "$PROFILE"
+		--series-sha256 "$(series_hash "$VARIANT")"
+		--debian-source-version "$(kernel_source_version)")
+	local item
+	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
+	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
+	for item in VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS THREADS GUEST_APPEND; do
+		args+=(--param "${item,,}=${!item}")
+	done
+	"$python" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
+}
+
+# Whatever the guest managed to send is parsed and described, pass or fail.
+finish_result_set() {
+	local guest_status=$1 parse_status=0
+	[ -f "$OUT/results.raw" ] || : >"$OUT/results.raw"
+	"$python" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" ||
+		parse_status=$?
+	rm -f "$OUT/initramfs.cpio"
+	write_manifest
+	if [ "$guest_status" != 0 ] || [ "$parse_status" != 0 ]; then
+		die "run of $VARIANT failed; result set kept in $OUT"
+	fi
+	log "result set: $OUT"
+}
+
+main() {
+	check_settings
+	require_variant "$VARIANT"
+	STEP_TIMES_FILE=$(mktemp)
+	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
+	timed_step deps "$LAB_ROOT/lab/deps.sh"
+	timed_step tree "$LAB_ROOT/lab/tree.sh" "$VARIANT"
+	timed_step build "$LAB_ROOT/lab/build.sh" "$VARIANT" "$PROFILE"
+	BUILD=$(build_dir "$VARIANT" "$PROFILE")
+
+	OUT="$RESULTS_DIR/$VARIANT/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)"
+	mkdir -p "$OUT"
+	log "result folder: $OUT"
+	cp "$BUILD/.config" "$OUT/kernel.config"
+	timed_step initramfs make_initramfs
+	local guest_status=0
+	timed_step guest boot_guest || guest_status=$?
+	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
+	finish_result_set "$guest_status"
+}
+
+main "$@"

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: lab/build.sh VARIANT PROFILE
+# Builds bzImage and the bench module for (VARIANT, PROFILE) in
+# $LAB_CACHE/build/VARIANT/PROFILE from the tree lab/tree.sh prepared. The
+# kernel is rebuilt only when its content key (series, config fragments,
+# compiler) changed; ccache makes a rebuild of unchanged objects cheap.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+JOBS=${JOBS:-$(nproc)}
+export CCACHE_DIR=${CCACHE_DIR:-$LAB_CACHE/ccache}
+
+kmake() {
+	make -C "$TREE" O="$OUT" CC="ccache gcc" HOSTCC="ccache gcc" \
+		KBUILD_BUILD_USER=mutexlab KBUILD_BUILD_HOST=lab "$@"
+}
+
+# merge_config.sh only warns when a fragment's value did not stick; a
+# benchmark on a silently different config is worse than no benchmark.
+verify_config() {
+	local config=$1 fragment line sym bad=0
+	shift
+	for fragment in "$@"; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*)
+				grep -qxF -- "$line" "$config" && continue
+				;;
+			"# CONFIG_"*" is not set")
+				sym=${line#\# }
+				sym=${sym%% *}
+				grep -q "^$sym=" "$config" || continue
+				;;
+			*) continue ;;
+			esac
+			sym=${line#\# }
+			sym=${sym%%[= ]*}
+			printf '  %s: wanted "%s", got "%s"\n' "${fragment#"$LAB_ROOT"/}" "$line" \
+				"$(grep -E -m1 "^(# )?$sym[= ]" "$config" || echo absent)" >&2
+			bad=1
+		done <"$fragment"
+	done
+	[ "$bad" = 0 ] || die "the merged .config does not honour the fragments above"
+}
+
+configure() {
+	local -a fragments
+	mapfile -t fragments < <(config_fragments "$VARIANT" "$PROFILE")
+	log "configuring: tinyconfig + ${fragments[*]#"$LAB_ROOT"/}"
+	kmake -s tinyconfig >/dev/null
+	"$TREE/scripts/kconfig/merge_config.sh" -m -O "$OUT" "$OUT/.config" "${fragments[@]}" \
+		>"$OUT/merge_config.log" 2>&1 || {
+		cat "$OUT/merge_config.log" >&2
+		die "merge_config.sh failed"
+	}
+	# Fragments override tinyconfig's choices by design: keep kconfig's
+	# "override" notes out of the way, in the merge log.
+	kmake -s olddefconfig >>"$OUT/merge_config.log" 2>&1
+	verify_config "$OUT/.config" "${fragments[@]}"
+}
+
+# Prints one line in 200 of the build log, so that a long build shows life.
+show_progress() {
+	local line count=0
+	while IFS= read -r line; do
+		count=$((count + 1))
+		[ $((count % 200)) = 0 ] && printf '  ... %d lines: %s\n' "$count" "$line"
+	done
+	return 0
+}
+
+compile_kernel() {
+	local log_file="$OUT/build.log"
+	log "building kernel for $VARIANT/$PROFILE with -j$JOBS (log: $log_file)"
+	if ! kmake -j"$JOBS" bzImage modules 2>&1 | tee "$log_file" | show_progress; then
+		grep -a -E -m 20 '(error|Error [0-9]|undefined reference)' "$log_file" >&2 ||
+			tail -n 20 "$log_file" >&2
+		die "kernel build for $VARIANT/$PROFILE failed; full log: $log_file"
+	fi
+}
+
+compile_module() {
+	local moddir="$OUT/bench-module" log_file="$OUT/bench-module.log"
+	mkdir -p "$moddir"
+	# Built from a copy so that the checkout stays free of build products.
+	cp -p "$LAB_ROOT"/bench-module/*.c "$LAB_ROOT"/bench-module/Kbuild "$moddir"/
+	if ! kmake M="$moddir" modules >"$log_file" 2>&1; then
+		cat "$log_file" >&2
+		die "bench module failed to build against $VARIANT/$PROFILE"
+	fi
+}
+
+kernel_key() {
+	local -a fragments
+	mapfile -t fragments < <(config_fragments "$VARIANT" "$PROFILE")
+	{
+		series_hash "$VARIANT"
+		hash_files "${fragments[@]}" "$0"
+		gcc --version | head -1
+	} | sha256sum | cut -d' ' -f1
+}
+
+main() {
+	VARIANT=${1:-}
+	PROFILE=${2:-bench}
+	require_variant "$VARIANT"
+	TREE=$(tree_dir "$VARIANT")
+	OUT=$(build_dir "$VARIANT" "$PROFILE")
+	[ -f "$TREE.series" ] || die "no prepared tree for $VARIANT (run lab/tree.sh $VARIANT)"
+	mkdir -p "$OUT"
+	# Two makes in one build folder corrupt it: one build at a time.
+	exec 8>"$OUT/.lock"
+	if ! flock -n 8; then
+		log "waiting for another build of $VARIANT/$PROFILE to finish"
+		flock 8
+	fi
+
+	local key stamp="$OUT/.kernel-key"
+	key=$(kernel_key)
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$key" ] && [ -f "$OUT/arch/x86/boot/bzImage" ]; then
+		log "kernel for $VARIANT/$PROFILE is up to date"
+	else
+		rm -f "$stamp" "$OUT/.module-key"
+		configure
+		compile_kernel
+		printf '%s\n' "$key" >"$stamp"
+	fi
+
+	local module_key module_stamp="$OUT/.module-key"
+	module_key=$({ echo "$key"; hash_files "$LAB_ROOT"/bench-module/*.c "$LAB_ROOT"/bench-module/Kbuild; } | sha256sum | cut -d' ' -f1)
+	if [ "$(cat "$module_stamp" 2>/dev/null)" != "$module_key" ] || [ ! -f "$OUT/bench-module/mutexlab.ko" ]; then
+		rm -f "$module_stamp"
+		compile_module
+		printf '%s\n' "$module_key" >"$module_stamp"
+	fi
+	log "built $OUT/arch/x86/boot/bzImage and $OUT/bench-module/mutexlab.ko"
+}
+
+main "$@"

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: lab/checkpatch.sh [FILE...]
+# Runs the kernel tree's scripts/checkpatch.pl on every patch of every series
+# and on the bench module (or on the FILEs given: *.patch as patches, others
+# as source files). Fails if any of them has an error or a warning.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+"$LAB_ROOT/lab/tree.sh" --pristine
+# checkpatch runs spdxcheck.py with the first python3 on PATH; Debian's has ply.
+export PATH="/usr/bin:$PATH"
+checkpatch=("$(pristine_dir)/scripts/checkpatch.pl" --root="$(pristine_dir)" --quiet --no-summary --show-types)
+
+files=("$@")
+if [ "${#files[@]}" = 0 ]; then
+	shopt -s nullglob
+	files=("$VARIANTS_DIR"/*/[0-9][0-9][0-9][0-9]-*.patch "$LAB_ROOT"/bench-module/*.[ch])
+	shopt -u nullglob
+fi
+
+failed=0
+for file in "${files[@]}"; do
+	case "$file" in
+	*.patch) mode=() ;;
+	*) mode=(--file) ;;
+	esac
+	if "${checkpatch[@]}" "${mode[@]}" "$file"; then
+		log "checkpatch clean: ${file#"$LAB_ROOT"/}"
+	else
+		log "checkpatch FAILED: ${file#"$LAB_ROOT"/}"
+		failed=1
+	fi
+done
+exit "$failed"

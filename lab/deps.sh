@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: lab/deps.sh
+# Installs the Debian packages the lab needs when run as root; otherwise
+# prints the exact apt-get line to run and fails. Fast when nothing is missing.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+PACKAGES=(
+	"$KERNEL_SOURCE_PACKAGE" gcc make flex bison bc libelf-dev libssl-dev
+	ccache xz-utils git perl cpio busybox-static qemu-system-x86
+	linux-perf python3 python3-matplotlib python3-pytest python3-ply python3-git
+)
+
+missing_packages() {
+	local pkg
+	for pkg in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -qx 'install ok installed' ||
+			printf '%s\n' "$pkg"
+	done
+}
+
+main() {
+	local -a missing
+	mapfile -t missing < <(missing_packages)
+	[ "${#missing[@]}" -gt 0 ] || return 0
+	local -a install=(apt-get install -y --no-install-recommends "${missing[@]}")
+	if [ "$(id -u)" != 0 ]; then
+		die "missing Debian packages; run: sudo apt-get update && sudo ${install[*]}"
+	fi
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	"${install[@]}"
+}
+
+main "$@"

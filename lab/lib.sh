@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers and settings for the lab's shell scripts; sourced, never run.
+# Every setting that more than one script needs is defined here, once.
+
+LAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LAB_CACHE=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mutexlab}
+# Absolute, since git runs them from inside the kernel trees.
+VARIANTS_DIR=$(realpath -m "${VARIANTS_DIR:-$LAB_ROOT/variants}")
+# The series every variant builds on (the lab's instrumentation), applied
+# before the variant's own patches.
+COMMON_SERIES_DIR=$(realpath -m "${COMMON_SERIES_DIR:-$LAB_ROOT/variants/common}")
+KERNEL_SOURCE_PACKAGE=linux-source-6.1
+KERNEL_SOURCE_TARBALL=${KERNEL_SOURCE_TARBALL:-/usr/src/$KERNEL_SOURCE_PACKAGE.tar.xz}
+PRISTINE_TAG=pristine
+
+log() { printf '[mutexlab %s] %s\n' "$(date +%T)" "$*" >&2; }
+die() { printf 'mutexlab: error: %s\n' "$*" >&2; exit 1; }
+
+# Debian version of the kernel source package, e.g. 6.1.192-3.
+kernel_source_version() {
+	dpkg-query -W -f='${Version}' "$KERNEL_SOURCE_PACKAGE" 2>/dev/null ||
+		die "$KERNEL_SOURCE_PACKAGE is not installed (run: make deps)"
+}
+
+pristine_dir() { printf '%s/src/linux-%s\n' "$LAB_CACHE" "$(kernel_source_version)"; }
+tree_dir() { printf '%s/trees/%s\n' "$LAB_CACHE" "$1"; }
+build_dir() { printf '%s/build/%s/%s\n' "$LAB_CACHE" "$1" "$2"; }
+
+# A variant is a folder of VARIANTS_DIR with a README.md; "common" is the
+# shared series, not a variant.
+list_variants() {
+	local dir
+	for dir in "$VARIANTS_DIR"/*/; do
+		[ -f "$dir/README.md" ] || continue
+		dir=${dir%/}
+		[ "$dir" = "${COMMON_SERIES_DIR%/}" ] && continue
+		basename "$dir"
+	done
+}
+
+require_variant() {
+	local variant=$1
+	[ -n "$variant" ] || die "no VARIANT given; variants: $(list_variants | tr '\n' ' ')"
+	list_variants | grep -qxF -- "$variant" ||
+		die "unknown VARIANT '$variant'; variants in $VARIANTS_DIR: $(list_variants | tr '\n' ' ')"
+}
+
+# The patches of a variant, in the order they are applied: common first.
+variant_patches() {
+	local variant=$1
+	shopt -s nullglob
+	local patch
+	for patch in "$COMMON_SERIES_DIR"/[0-9][0-9][0-9][0-9]-*.patch \
+		"$VARIANTS_DIR/$variant"/[0-9][0-9][0-9][0-9]-*.patch; do
+		printf '%s\n' "$patch"
+	done
+	shopt -u nullglob
+}
+
+# Content hash of files given as arguments (names and contents).
+hash_files() {
+	local file
+	for file in "$@"; do
+		printf '%s\n' "$(basename "$file")"
+		cat "$file"
+	done | sha256sum | cut -d' ' -f1
+}
+
+series_hash() {
+	local -a patches
+	mapfile -t patches < <(variant_patches "$1")
+	{ kernel_source_version; hash_files "${patches[@]}"; } | sha256sum | cut -d' ' -f1
+}
+
+# The config fragments of a (variant, profile), in merge order.
+config_fragments() {
+	local variant=$1 profile=$2
+	printf '%s\n' "$LAB_ROOT/guest/config/base.config"
+	[ -f "$LAB_ROOT/guest/config/$profile.config" ] ||
+		die "unknown PROFILE '$profile' (no guest/config/$profile.config)"
+	printf '%s\n' "$LAB_ROOT/guest/config/$profile.config"
+	if [ -f "$VARIANTS_DIR/$variant/config" ]; then
+		printf '%s\n' "$VARIANTS_DIR/$variant/config"
+	fi
+}
+
+# Run a step, printing its wall time; the times go into the manifest.
+STEP_TIMES_FILE=${STEP_TIMES_FILE:-}
+timed_step() {
+	local name=$1 start end secs status=0
+	shift
+	start=$(date +%s.%N)
+	"$@" || status=$?
+	end=$(date +%s.%N)
+	secs=$(printf '%.1f' "$(echo "$end - $start" | bc)")
+	log "step $name took ${secs}s$([ "$status" = 0 ] || echo ", failed ($status)")"
+	if [ -n "$STEP_TIMES_FILE" ]; then
+		printf '%s %s\n' "$name" "$secs" >>"$STEP_TIMES_FILE"
+	fi
+	return "$status"
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Write manifest.json: everything needed to know what a result set measured.
+
+Called by lab/bench.sh with what only it knows (variant, patches, config
+fragments, run parameters); the rest is read from the result folder (run.json,
+results.json, qemu-cmd.json, kernel.config, steps.txt) and the host.
+"""
+import argparse
+import hashlib
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+REQUIRED_KEYS = (
+    "variant", "profile", "outcome", "series", "series_sha256",
+    "config_fragments", "kernel_config_sha256", "guest_uname",
+    "debian_source_version", "lab_revision", "lab_dirty", "qemu_command",
+    "accel", "vcpus", "host", "parameters", "durations_s", "written_utc",
+)
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_json(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def git(lab_root, *args):
+    try:
+        return subprocess.run(["git", "-C", str(lab_root), *args],
+                              capture_output=True, text=True,
+                              check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def lab_state(lab_root, out):
+    """Revision of the lab and its uncommitted diff, saved beside."""
+    revision = (git(lab_root, "rev-parse", "HEAD") or "").strip() or None
+    diff = git(lab_root, "diff", "HEAD") or ""
+    untracked = git(lab_root, "ls-files", "--others", "--exclude-standard") or ""
+    dirty = bool(diff or untracked)
+    if diff:
+        (out / "lab.diff").write_text(diff)
+    return revision, dirty, untracked.split()
+
+
+def host_info():
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    return {"hostname": socket.gethostname(), "cpu_model": model,
+            "cpus": os.cpu_count(), "kernel": platform.release()}
+
+
+def read_steps(path):
+    steps = {}
+    try:
+        for line in Path(path).read_text().splitlines():
+            name, secs = line.split()
+            steps[name] = float(secs)
+    except OSError:
+        pass
+    return steps
+
+
+def build_manifest(out, params):
+    run = load_json(out / "run.json") or {}
+    results = load_json(out / "results.json") or {}
+    meta = results.get("meta") or {}
+    revision, dirty, untracked = lab_state(params["lab_root"], out)
+    config = out / "kernel.config"
+    outcome = run.get("outcome", "not-run")
+    if outcome == "ok" and results.get("problems"):
+        outcome = "failed-checks"
+    return {
+        "variant": params["variant"],
+        "profile": params["profile"],
+        "outcome": outcome,
+        "problems": results.get("problems", []),
+        "failure_lines": run.get("failure_lines", []),
+        "series": [{"name": Path(p).name, "sha256": sha256(p)}
+                   for p in params["patches"]],
+        "series_sha256": params["series_sha256"],
+        "config_fragments": [{"name": str(Path(p).relative_to(params["lab_root"])),
+                              "sha256": sha256(p)}
+                             for p in params["fragments"]],
+        "kernel_config_sha256": sha256(config) if config.exists() else None,
+        "guest_uname": (f"{meta['uname_r']} {meta['uname_v']}"
+                        if meta else None),
+        "guest_online_cpus": meta.get("online_cpus"),
+        "sizeof_mutex": meta.get("sizeof_mutex"),
+        "module_params": meta.get("params"),
+        "debian_source_version": params["debian_source_version"],
+        "lab_revision": revision,
+        "lab_dirty": dirty,
+        "lab_untracked": untracked,
+        "qemu_command": load_json(out / "qemu-cmd.json"),
+        "accel": run.get("accel"),
+        "accel_reason": run.get("accel_reason"),
+        "vcpus": run.get("vcpus", params["parameters"].get("vcpus")),
+        "host": host_info(),
+        "parameters": params["parameters"],
+        "durations_s": {**read_steps(out / "steps.txt"),
+                        "guest_wall": run.get("wall_s"),
+                        "boot_to_first_result": run.get("boot_to_first_result_s")},
+        "written_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("result_dir", type=Path)
+    ap.add_argument("--lab-root", required=True)
+    ap.add_argument("--variant", required=True)
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("--series-sha256", required=True)
+    ap.add_argument("--debian-source-version", required=True)
+    ap.add_argument("--patch", action="append", default=[], dest="patches")
+    ap.add_argument("--fragment", action="append", default=[],
+                    dest="fragments")
+    ap.add_argument("--param", action="append", default=[],
+                    help="NAME=VALUE, one per run parameter")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    params = vars(args)
+    params["parameters"] = dict(p.split("=", 1) for p in args.param)
+    manifest = build_manifest(args.result_dir, params)
+    (args.result_dir / "manifest.json").write_text(
+        json.dumps(manifest, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared test set-up: import paths, markers, and the lab's entry points."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LAB_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = LAB_ROOT / "tests" / "fixtures"
+for sub in ("analysis", "guest", "lab"):
+    sys.path.insert(0, str(LAB_ROOT / sub))
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "kernel: needs the kernel tree; may build and boot (minutes)")
+
+
+def run_make(target, tmp_path, **settings):
+    """Run `make TARGET` with settings as environment; results in tmp_path."""
+    env = dict(os.environ)
+    env.setdefault("RESULTS_DIR", str(tmp_path / "results"))
+    env.update({k: str(v) for k, v in settings.items()})
+    return subprocess.run(["make", "-s", "-C", str(LAB_ROOT), target],
+                          env=env, capture_output=True, text=True)
+
+
+def result_sets(results_dir, variant):
+    return sorted((Path(results_dir) / variant).glob("*"))
+
+
+@pytest.fixture
+def fixture_text():
+    return lambda name: (FIXTURES / name).read_text()

@@ -1,0 +1,51 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Stands in for qemu-system-x86_64 in the runner's tests.
+
+Finds the console, results and status files in its -chardev arguments, as
+QEMU would, and plays the scenario named by FAKE_QEMU_SCENARIO.
+"""
+import os
+import sys
+import time
+
+
+def chardev_paths(argv):
+    paths = {}
+    for arg in argv:
+        if arg.startswith("file,id="):
+            fields = dict(f.split("=", 1) for f in arg.split(",")[1:])
+            paths[fields["id"]] = fields["path"]
+    return paths
+
+
+def write(path, text):
+    with open(path, "a") as f:
+        f.write(text)
+
+
+def main():
+    paths = chardev_paths(sys.argv[1:])
+    scenario = os.environ["FAKE_QEMU_SCENARIO"]
+    write(paths["console"], "Linux version 6.1.0 (fake)\nmutexlab-init: start\n")
+    write(paths["results"], "KTAP version 1\n1..1\n")
+    if scenario == "ok":
+        write(paths["results"], "ok 1 - contended/1t/rep1\n"
+              "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n")
+        write(paths["status"], "0\n")
+        return 0
+    if scenario == "bug-then-hang":
+        # A crash that does not end QEMU: the runner must stop it itself.
+        write(paths["console"], "------------[ cut here ]------------\n"
+              "kernel BUG at fake.c:1!\ninvalid opcode: 0000 [#1] SMP\n")
+    if scenario == "module-fails":
+        write(paths["status"], "1\n")
+        return 0
+    if scenario == "no-status":
+        return 0
+    time.sleep(3600)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The whole pipeline on real kernels: build, boot, result set, failures.
+
+These build owner-field once (minutes on a cold cache, seconds warm) and boot
+it a few times under QEMU with short runs.
+"""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import LAB_ROOT, result_sets, run_make
+from resultset import check_result_set
+
+pytestmark = pytest.mark.kernel
+
+SHORT_RUN = {"DURATION_MS": 200, "WARMUP_MS": 50, "REPS": 2}
+
+
+def lab_shell(expr):
+    """Evaluate a lab/lib.sh helper, e.g. tree_dir owner-field."""
+    return subprocess.run(["bash", "-c", f"source lab/lib.sh && {expr}"],
+                          cwd=LAB_ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def owner_field_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("owner-field")
+    r = run_make("bench", tmp, VARIANT="owner-field", **SHORT_RUN)
+    return r, result_sets(tmp / "results", "owner-field")
+
+
+def test_owner_field_bench_gives_a_complete_result_set(owner_field_run):
+    r, sets = owner_field_run
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(sets) == 1
+    assert check_result_set(sets[0]) == []
+    manifest = json.loads((sets[0] / "manifest.json").read_text())
+    assert manifest["accel"] in ("kvm", "tcg")
+    assert manifest["guest_uname"].startswith("6.1.")
+    config = (sets[0] / "kernel.config").read_text()
+    assert "CONFIG_MUTEX_SPIN_ON_OWNER=y" in config.splitlines()
+    assert "CONFIG_DEBUG_MUTEXES=y" not in config.splitlines()
+
+
+def test_result_set_checker_rejects_broken_sets(owner_field_run, tmp_path):
+    """The checker above is trusted only because it fails on these."""
+    _, sets = owner_field_run
+    for mutate, expected in (
+            (drop_thread_count, "repetitions present"),
+            (zero_acquisitions, "no acquisitions"),
+            (drop_manifest_key, "manifest lacks accel")):
+        broken = tmp_path / mutate.__name__
+        subprocess.run(["cp", "-r", str(sets[0]), str(broken)], check=True)
+        mutate(broken)
+        problems = check_result_set(broken)
+        assert any(expected in p for p in problems), (mutate, problems)
+
+
+def edit_json(path, change):
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def drop_thread_count(d):
+    edit_json(d / "results.json", lambda r: r.__setitem__(
+        "points", [p for p in r["points"] if p["threads"] != 2]))
+
+
+def zero_acquisitions(d):
+    def change(r):
+        r["points"][0]["acquisitions"] = [0] * r["points"][0]["threads"]
+        r["points"][0]["total"] = 0
+    edit_json(d / "results.json", change)
+
+
+def drop_manifest_key(d):
+    edit_json(d / "manifest.json", lambda m: m.pop("accel"))
+
+
+def test_guest_crash_fails_fast_and_keeps_earlier_results(tmp_path):
+    r = run_make("bench", tmp_path, VARIANT="owner-field", THREADS="1,2",
+                 GUEST_APPEND="mutexlab.test_bug=1", **SHORT_RUN)
+    assert r.returncode != 0
+    assert "kernel BUG at" in r.stderr
+    (result_set,) = result_sets(tmp_path / "results", "owner-field")
+    manifest = json.loads((result_set / "manifest.json").read_text())
+    # "crashed", not "timeout": the console detector ended it, not the watchdog.
+    assert manifest["outcome"] == "crashed"
+    points = json.loads((result_set / "results.json").read_text())["points"]
+    assert [(p["threads"], p["rep"]) for p in points] == [(1, 1)]
+
+
+def test_broken_mutual_exclusion_fails_the_run(tmp_path):
+    r = run_make("bench", tmp_path, VARIANT="owner-field", THREADS="2",
+                 VCPUS=2, GUEST_APPEND="mutexlab.test_unlocked=1", **SHORT_RUN)
+    assert r.returncode != 0
+    (result_set,) = result_sets(tmp_path / "results", "owner-field")
+    manifest = json.loads((result_set / "manifest.json").read_text())
+    assert manifest["outcome"] == "failed-checks"
+    assert any(p.startswith("not ok") for p in manifest["problems"])
+
+
+def test_patch_that_does_not_apply_is_named_and_tree_stays_usable(tmp_path):
+    variants = LAB_ROOT / "tests" / "variants"
+    r = run_make("bench", tmp_path, VARIANT="broken-patch",
+                 VARIANTS_DIR=variants)
+    assert r.returncode != 0
+    assert "0001-locking-mutex-change-a-line-that-does-not-exist.patch " \
+           "does not apply" in r.stderr
+    assert "patch failed: kernel/locking/mutex.c:40" in r.stderr
+    assert not (tmp_path / "results").exists()
+    tree = lab_shell("tree_dir broken-patch")
+    head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD",
+                           "pristine^{commit}"], capture_output=True,
+                          text=True, check=True).stdout.split()
+    assert head[0] == head[1]
+    status = subprocess.run(["git", "-C", tree, "status", "--porcelain"],
+                            capture_output=True, text=True, check=True)
+    assert status.stdout == ""
+    assert not Path(f"{tree}.series").exists()
+
+
+def test_checkpatch_passes_on_module_and_series():
+    r = subprocess.run(["lab/checkpatch.sh"], cwd=LAB_ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_checkpatch_catches_a_style_mutant(tmp_path):
+    source = (LAB_ROOT / "bench-module" / "mutexlab.c").read_text()
+    mutant = tmp_path / "mutant.c"
+    mutant.write_text(source.replace("\tint i;\n", "    int i ;\n", 1))
+    r = subprocess.run(["lab/checkpatch.sh", str(mutant)], cwd=LAB_ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "SPACING" in r.stdout or "CODE_INDENT" in r.stdout, r.stdout

@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Bad input to the lab's entry points fails at once, with a clear message."""
+import subprocess
+
+from conftest import LAB_ROOT, run_make
+
+
+def test_unknown_variant_fails_listing_the_variants(tmp_path):
+    r = run_make("bench", tmp_path, VARIANT="nope")
+    assert r.returncode != 0
+    assert "unknown VARIANT 'nope'" in r.stderr
+    assert "owner-field" in r.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_bad_settings_are_refused(tmp_path):
+    for setting, value in (("THREADS", "1,x"), ("REPS", "0"),
+                           ("ACCEL", "xen"), ("VCPUS", "-1")):
+        r = run_make("bench", tmp_path, **{setting: value})
+        assert r.returncode != 0, setting
+        assert setting in r.stderr, r.stderr
+
+
+def test_variants_listing_skips_common_and_test_variants(tmp_path):
+    listed = run_make("variants", tmp_path).stdout.split()
+    assert "owner-field" in listed
+    assert "common" not in listed and "broken-patch" not in listed
+    tests_only = run_make("variants", tmp_path,
+                          VARIANTS_DIR=LAB_ROOT / "tests" / "variants")
+    assert tests_only.stdout.split() == ["broken-patch"]
+
+
+def test_shell_scripts_parse():
+    for script in list((LAB_ROOT / "lab").glob("*.sh")) + \
+            [LAB_ROOT / "guest" / "mkinitramfs.sh", LAB_ROOT / ".ci" / "run"]:
+        subprocess.run(["bash", "-n", str(script)], check=True)
+    subprocess.run(["sh", "-n", str(LAB_ROOT / "guest" / "init")], check=True)
