@@ -21,7 +21,7 @@ def pytest_configure(config):
 def run_make(target, tmp_path, **settings):
     """Run `make TARGET` with settings as environment; results in tmp_path."""
     env = dict(os.environ)
-    env.setdefault("RESULTS_DIR", str(tmp_path / "results"))
+    env["RESULTS_DIR"] = str(tmp_path / "results")
     env.update({k: str(v) for k, v in settings.items()})
     return subprocess.run(["make", "-s", "-C", str(LAB_ROOT), target],
                           env=env, capture_output=True, text=True)
