@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Parse the bench module's results channel: KTAP verdicts and JSON lines.
 
-Usage: analysis/results.py RESULTS.raw RESULTS.json
+Usage: analysis/results.py RESULTS.raw RESULTS.json [VCPUS]
 Writes the parsed results and prints a summary; exits 1 when the run failed
-(a test not ok, the plan not met, no totals, a malformed line).
+(a test not ok, the plan not met, no totals, a malformed line, a guest with
+fewer CPUs than VCPUS or timestamps from the jiffies clock).
 """
 import json
 import re
@@ -19,10 +20,11 @@ KTAP_PLAN = re.compile(r"^1\.\.(\d+)$")
 KTAP_TOTALS = re.compile(r"^# Totals: (.*)$")
 
 
-def parse_raw(text):
+def parse_raw(text, vcpus=None):
     """Split the channel into KTAP results and JSON records."""
     parsed = {"ktap_version": None, "plan": None, "tests": [],
-              "totals": None, "meta": None, "points": [], "problems": []}
+              "totals": None, "meta": None, "points": [],
+              "unlock_probe": None, "problems": []}
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.rstrip("\r")
         if not line.strip():
@@ -48,7 +50,22 @@ def parse_raw(text):
         else:
             parsed["problems"].append(f"line {lineno}: not KTAP or JSON: {line!r}")
     check_complete(parsed)
+    check_guest(parsed, vcpus)
     return parsed
+
+
+def check_guest(parsed, vcpus):
+    """Numbers from a guest unlike the one asked for are worse than none."""
+    meta = parsed["meta"]
+    if not meta:
+        return
+    if vcpus is not None and meta["online_cpus"] != vcpus:
+        parsed["problems"].append(
+            f"the guest brought up {meta['online_cpus']} of {vcpus} vCPUs")
+    if "jiffies" in meta.get("clocksource", ""):
+        parsed["problems"].append(
+            f"the guest's clocksource is {meta['clocksource']}: timestamps "
+            "are ticks, not measurements")
 
 
 def parse_record(parsed, line, lineno):
@@ -62,6 +79,8 @@ def parse_record(parsed, line, lineno):
         parsed["meta"] = record
     elif kind == "point":
         parsed["points"].append(with_rates(record))
+    elif kind == "unlock_probe":
+        parsed["unlock_probe"] = record
     else:
         parsed["problems"].append(f"line {lineno}: unknown record type {kind!r}")
 
@@ -109,9 +128,10 @@ def format_summary(summary):
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         sys.exit(__doc__)
-    parsed = parse_raw(Path(argv[1]).read_text(errors="replace"))
+    vcpus = int(argv[3]) if len(argv) == 4 else None
+    parsed = parse_raw(Path(argv[1]).read_text(errors="replace"), vcpus)
     parsed["summary"] = summarise(parsed["points"])
     Path(argv[2]).write_text(json.dumps(parsed, indent=1) + "\n")
     print(format_summary(parsed["summary"]))

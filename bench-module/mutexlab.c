@@ -8,6 +8,11 @@
  * line and a KTAP result; the result is "not ok" when the shared counter
  * shows that two threads were inside the critical section at once.
  *
+ * Each point also reports the deltas of the kernel's mutex lock events over
+ * its measured window, read with lockevent_sum_by_name() where the kernel
+ * has the lab's common series (null where it has not), and an unlock probe times mutex_unlock() with a sleeping
+ * waiter, the slow path that the release window delays.
+ *
  * Results are streamed through debugfs mutexlab/results: a read blocks until
  * more output exists or the sweep is over, so that a reader in the guest can
  * forward each line as soon as it is produced, and a crash loses nothing that
@@ -25,6 +30,7 @@
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -53,6 +59,18 @@ static unsigned int cs_loops = 50;
 module_param(cs_loops, uint, 0444);
 MODULE_PARM_DESC(cs_loops, "Shared-counter increments per critical section");
 
+static long release_window_ns = -1;
+module_param(release_window_ns, long, 0444);
+MODULE_PARM_DESC(release_window_ns, "The kernel's mutex release window as /init read it (-1: none)");
+
+static char *clocksource = "unknown";
+module_param(clocksource, charp, 0444);
+MODULE_PARM_DESC(clocksource, "The guest's clocksource as /init read it");
+
+static unsigned int unlock_probe_rounds = 20;
+module_param(unlock_probe_rounds, uint, 0444);
+MODULE_PARM_DESC(unlock_probe_rounds, "Timed unlocks with a sleeping waiter (0: no probe)");
+
 /* Test-only: prove that the host notices a crash and a broken lock. */
 static bool test_bug;
 module_param(test_bug, bool, 0444);
@@ -77,6 +95,9 @@ static __printf(1, 2) void results_printf(const char *fmt, ...)
 	va_list args;
 	int n;
 
+	/* After a line that did not fit, nothing: no hole in the stream. */
+	if (results.overflowed)
+		return;
 	va_start(args, fmt);
 	n = vsnprintf(results.buf + len, MUTEXLAB_LOG_SIZE - len, fmt, args);
 	va_end(args);
@@ -127,6 +148,50 @@ static const struct file_operations results_fops = {
 	.read = results_read,
 	.llseek = no_llseek,
 };
+
+/* The mutex lock events of the lab's common series, in debugfs order. */
+static const char * const mutex_events[] = {
+	"mutex_slowpath", "mutex_opt_lock", "mutex_opt_fail",
+	"mutex_opt_nospin", "mutex_sleep", "mutex_wake", "mutex_handoff",
+	"mutex_unlock_slowpath",
+};
+
+#define NR_MUTEX_EVENTS ARRAY_SIZE(mutex_events)
+
+/*
+ * Looked up at load time, so that the module also loads on a kernel without
+ * the lab's common series (the stock reference), which then has no counters.
+ */
+static int (*lockevent_sum)(const char *name, u64 *sum);
+
+/* The kernel's own counters, summed over CPUs; false without them. */
+static bool snapshot_events(u64 *counts)
+{
+	size_t i;
+
+	if (!lockevent_sum)
+		return false;
+	for (i = 0; i < NR_MUTEX_EVENTS; i++)
+		if (lockevent_sum(mutex_events[i], &counts[i]))
+			return false;
+	return true;
+}
+
+/* Absent counters are reported as null, never as zeros. */
+static void report_event_deltas(bool have, const u64 *before, const u64 *after)
+{
+	size_t i;
+
+	if (!have) {
+		results_printf("\"lock_events\":null");
+		return;
+	}
+	results_printf("\"lock_events\":{");
+	for (i = 0; i < NR_MUTEX_EVENTS; i++)
+		results_printf("%s\"%s\":%llu", i ? "," : "", mutex_events[i],
+			       after[i] - before[i]);
+	results_printf("}");
+}
 
 /* One contended run: the lock and the state it protects. */
 struct contended_run {
@@ -221,17 +286,26 @@ static void stop_workers(struct contended_run *run, struct worker *workers,
 	}
 }
 
+struct point_counts {
+	u64 *before, *after;
+	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
+	bool have_events;
+};
+
 static void report_point(int test_nr, int nr, unsigned int rep, u64 elapsed_ns,
-			 const u64 *before, const u64 *after, bool exclusive)
+			 const struct point_counts *c, bool exclusive)
 {
+	const u64 *before = c->before, *after = c->after;
 	int i;
 
 	results_printf("{\"type\":\"point\",\"workload\":\"contended\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"acquisitions\":[",
 		       nr, rep, elapsed_ns, cs_loops);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
-	results_printf("],\"mutual_exclusion\":%s}\n",
+	results_printf("],\"mutual_exclusion\":%s,",
 		       exclusive ? "true" : "false");
+	report_event_deltas(c->have_events, c->events_before, c->events_after);
+	results_printf("}\n");
 	results_printf("%sok %d - contended/%dt/rep%u\n",
 		       exclusive ? "" : "not ", test_nr, nr, rep);
 }
@@ -241,15 +315,19 @@ static int run_contended_point(int test_nr, int nr, unsigned int rep)
 {
 	struct contended_run *run;
 	struct worker *workers;
-	u64 *before, *after, t0, total = 0;
+	struct point_counts *c;
+	u64 start, elapsed_ns, total = 0;
 	bool exclusive;
 	int i, err;
 
 	run = kzalloc(sizeof(*run), GFP_KERNEL);
 	workers = kcalloc(nr, sizeof(*workers), GFP_KERNEL);
-	before = kcalloc(nr, sizeof(*before), GFP_KERNEL);
-	after = kcalloc(nr, sizeof(*after), GFP_KERNEL);
-	if (!run || !workers || !before || !after) {
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (c) {
+		c->before = kcalloc(nr, sizeof(u64), GFP_KERNEL);
+		c->after = kcalloc(nr, sizeof(u64), GFP_KERNEL);
+	}
+	if (!run || !workers || !c || !c->before || !c->after) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -265,30 +343,138 @@ static int run_contended_point(int test_nr, int nr, unsigned int rep)
 
 	complete_all(&run->start);
 	msleep(warmup_ms);
-	snapshot(workers, nr, before);
-	t0 = ktime_get_ns();
+	c->have_events = snapshot_events(c->events_before);
+	snapshot(workers, nr, c->before);
+	start = ktime_get_ns();
 	msleep(duration_ms);
-	snapshot(workers, nr, after);
-	t0 = ktime_get_ns() - t0;
+	snapshot(workers, nr, c->after);
+	elapsed_ns = ktime_get_ns() - start;
+	if (c->have_events)
+		c->have_events = snapshot_events(c->events_after);
 	stop_workers(run, workers, nr);
 
 	for (i = 0; i < nr; i++)
 		total += workers[i].acquisitions;
 	exclusive = run->shared == total * cs_loops;
-	report_point(test_nr, nr, rep, t0, before, after, exclusive);
-	pr_info("contended %dt rep %u: %llu acquisitions in %llu ns%s\n",
-		nr, rep, total, t0, exclusive ? "" : ", MUTUAL EXCLUSION BROKEN");
+	report_point(test_nr, nr, rep, elapsed_ns, c, exclusive);
+	pr_info("contended %dt rep %u: %llu acquisitions%s\n", nr, rep, total,
+		exclusive ? "" : ", MUTUAL EXCLUSION BROKEN");
 	err = exclusive;
 	goto out_free;
 
 out_stop:
 	stop_workers(run, workers, nr);
 out_free:
-	kfree(after);
-	kfree(before);
+	if (c) {
+		kfree(c->after);
+		kfree(c->before);
+	}
+	kfree(c);
 	kfree(workers);
 	kfree(run);
 	return err;
+}
+
+struct probe_waiter {
+	struct mutex *lock;
+	struct completion started;
+};
+
+static int probe_waiter_fn(void *arg)
+{
+	struct probe_waiter *pw = arg;
+
+	complete(&pw->started);
+	mutex_lock(pw->lock);
+	mutex_unlock(pw->lock);
+	return 0;
+}
+
+/* Whether @task went to sleep (in mutex_lock(), its only blocking call). */
+static bool wait_until_sleeping(struct task_struct *task)
+{
+	int i;
+
+	/* The owner sleeping here makes the waiter stop spinning and sleep. */
+	for (i = 0; i < 100; i++) {
+		usleep_range(1000, 2000);
+		if (READ_ONCE(task->__state) & TASK_UNINTERRUPTIBLE)
+			return true;
+	}
+	return false;
+}
+
+/* One round: the time of an unlock that must wake a sleeping waiter. */
+static int probe_unlock_once(struct mutex *lock, u64 *unlock_ns, bool *slept)
+{
+	struct probe_waiter pw = { .lock = lock };
+	struct task_struct *task;
+	u64 t0;
+
+	init_completion(&pw.started);
+	mutex_lock(lock);
+	task = kthread_run(probe_waiter_fn, &pw, "mutexlab/probe");
+	if (IS_ERR(task)) {
+		mutex_unlock(lock);
+		return PTR_ERR(task);
+	}
+	get_task_struct(task);
+	wait_for_completion(&pw.started);
+	*slept = wait_until_sleeping(task);
+	t0 = ktime_get_ns();
+	mutex_unlock(lock);
+	*unlock_ns = ktime_get_ns() - t0;
+	kthread_stop(task);
+	put_task_struct(task);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Passes (returns 1) when every round had a sleeping waiter to wake. */
+static int run_unlock_probe(int test_nr)
+{
+	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
+	unsigned int round, slept_rounds = 0;
+	bool have_events, slept;
+	struct mutex lock;
+	u64 *unlock_ns;
+	int err = 0;
+
+	unlock_ns = kcalloc(unlock_probe_rounds, sizeof(*unlock_ns), GFP_KERNEL);
+	if (!unlock_ns) {
+		results_printf("not ok %d - unlock_probe # error %d\n", test_nr,
+			       -ENOMEM);
+		return 0;
+	}
+	mutex_init(&lock);
+	have_events = snapshot_events(events_before);
+	for (round = 0; round < unlock_probe_rounds && !err; round++) {
+		err = probe_unlock_once(&lock, &unlock_ns[round], &slept);
+		slept_rounds += slept;
+	}
+	if (have_events)
+		have_events = snapshot_events(events_after);
+	sort(unlock_ns, round, sizeof(*unlock_ns), cmp_u64, NULL);
+	results_printf("{\"type\":\"unlock_probe\",\"rounds\":%u,\"waiter_slept\":%u,\"unlock_ns_min\":%llu,\"unlock_ns_median\":%llu,\"unlock_ns_max\":%llu,",
+		       round, slept_rounds, round ? unlock_ns[0] : 0,
+		       round ? unlock_ns[round / 2] : 0,
+		       round ? unlock_ns[round - 1] : 0);
+	report_event_deltas(have_events, events_before, events_after);
+	results_printf("}\n");
+	kfree(unlock_ns);
+	if (err) {
+		results_printf("not ok %d - unlock_probe # error %d\n", test_nr, err);
+		return 0;
+	}
+	results_printf("%sok %d - unlock_probe\n",
+		       slept_rounds == round ? "" : "not ", test_nr);
+	return slept_rounds == round;
 }
 
 /* locktorture style: every parameter, at the start and at the end. */
@@ -301,19 +487,26 @@ static void echo_params(const char *when)
 	for (i = 0; i < nr_thread_points; i++)
 		len += scnprintf(list + len, sizeof(list) - len, "%s%d",
 				 i ? "," : "", threads[i]);
-	pr_info("%s: duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u test_bug=%d test_unlocked=%d threads=%s\n",
-		when, duration_ms, warmup_ms, reps, cs_loops, test_bug,
-		test_unlocked, list);
+	pr_info("%s: duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
+		when, duration_ms, warmup_ms, reps, cs_loops,
+		unlock_probe_rounds, test_bug, test_unlocked, list);
 }
 
 static void report_meta(void)
 {
 	int i;
 
-	results_printf("{\"type\":\"meta\",\"uname_r\":\"%s\",\"uname_v\":\"%s\",\"online_cpus\":%u,\"sizeof_mutex\":%zu,\"params\":{\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
+	results_printf("{\"type\":\"meta\",\"uname_r\":\"%s\",\"uname_v\":\"%s\",\"online_cpus\":%u,\"clocksource\":\"%s\",\"sizeof_mutex\":%zu,",
 		       init_utsname()->release, init_utsname()->version,
-		       num_online_cpus(), sizeof(struct mutex), duration_ms,
-		       warmup_ms, reps, cs_loops, test_bug ? "true" : "false",
+		       num_online_cpus(), clocksource, sizeof(struct mutex));
+	/* A kernel without the lab's release window reports null. */
+	if (release_window_ns >= 0)
+		results_printf("\"release_window_ns\":%ld,", release_window_ns);
+	else
+		results_printf("\"release_window_ns\":null,");
+	results_printf("\"params\":{\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
+		       duration_ms, warmup_ms, reps, cs_loops,
+		       unlock_probe_rounds, test_bug ? "true" : "false",
 		       test_unlocked ? "true" : "false");
 	for (i = 0; i < nr_thread_points; i++)
 		results_printf("%s%d", i ? "," : "", threads[i]);
@@ -342,6 +535,10 @@ static int check_params(void)
 		pr_err("reps and duration_ms must be positive\n");
 		return -EINVAL;
 	}
+	if (unlock_probe_rounds > 10000) {
+		pr_err("unlock_probe_rounds is above 10000\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -356,7 +553,8 @@ static void run_sweep(void)
 
 	results_printf("KTAP version 1\n");
 	report_meta();
-	results_printf("1..%u\n", nr_thread_points * reps);
+	results_printf("1..%u\n",
+		       nr_thread_points * reps + (unlock_probe_rounds ? 1 : 0));
 	for (rep = 1; rep <= reps; rep++) {
 		for (i = 0; i < nr_thread_points; i++) {
 			ret = run_contended_point(++test_nr, threads[i], rep);
@@ -370,6 +568,8 @@ static void run_sweep(void)
 				BUG();
 		}
 	}
+	if (unlock_probe_rounds)
+		passed += run_unlock_probe(++test_nr);
 	results_printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 		       passed, test_nr - passed);
 	if (results.overflowed)
@@ -390,6 +590,7 @@ static int __init mutexlab_init(void)
 	results.buf = vmalloc(MUTEXLAB_LOG_SIZE);
 	if (!results.buf)
 		return -ENOMEM;
+	lockevent_sum = __symbol_get("lockevent_sum_by_name");
 	init_waitqueue_head(&results.wait);
 	debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("results", 0444, debugfs_dir, NULL, &results_fops);
@@ -402,6 +603,8 @@ static int __init mutexlab_init(void)
 
 static void __exit mutexlab_exit(void)
 {
+	if (lockevent_sum)
+		__symbol_put("lockevent_sum_by_name");
 	debugfs_remove_recursive(debugfs_dir);
 	vfree(results.buf);
 }

@@ -18,6 +18,8 @@ CS_LOOPS=${CS_LOOPS:-50}
 # Comma-separated thread counts; empty means 1 .. 2*VCPUS.
 THREADS=${THREADS:-}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+# Delay after each unlock's release point, ns (the common series' knob).
+RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-0}
 # Extra kernel parameters, e.g. the module's test-only mutexlab.test_bug=1.
 GUEST_APPEND=${GUEST_APPEND:-}
 
@@ -25,6 +27,11 @@ python=/usr/bin/python3
 
 check_settings() {
 	local name value
+	[[ "$RELEASE_WINDOW_NS" =~ ^[0-9]+$ ]] ||
+		die "RELEASE_WINDOW_NS must be a count of nanoseconds, got '$RELEASE_WINDOW_NS'"
+	if [ "$RELEASE_WINDOW_NS" != 0 ] && ! uses_common_series "$VARIANT"; then
+		die "variant $VARIANT has no release window (it does not build on variants/common)"
+	fi
 	for name in VCPUS MEM_MB DURATION_MS WARMUP_MS REPS CS_LOOPS; do
 		value=${!name}
 		[[ "$value" =~ ^[0-9]+$ ]] && [ "$value" -gt 0 ] ||
@@ -47,6 +54,7 @@ module_append() {
 	local append="mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
 	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS"
 	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
+	[ "$RELEASE_WINDOW_NS" = 0 ] || append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
 	printf '%s %s\n' "$append" "$GUEST_APPEND"
 }
 
@@ -56,7 +64,8 @@ make_initramfs() {
 
 boot_guest() {
 	local expected_s
-	expected_s=$(($(thread_points) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 1))
+	# The unlock probe takes a few ms a round; 1 s covers it.
+	expected_s=$(($(thread_points) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 2))
 	"$python" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$BUILD/arch/x86/boot/bzImage" \
 		--initrd "$OUT/initramfs.cpio" --out "$OUT" --vcpus "$VCPUS" \
 		--mem-mb "$MEM_MB" --accel "$ACCEL" --expected-run-s "$expected_s" \
@@ -66,11 +75,13 @@ boot_guest() {
 write_manifest() {
 	local -a args=(--lab-root "$LAB_ROOT" --variant "$VARIANT" --profile "$PROFILE"
 		--series-sha256 "$(series_hash "$VARIANT")"
-		--debian-source-version "$(kernel_source_version)")
+		--debian-source-version "$(kernel_source_version)"
+		--mutex-object "$BUILD/kernel/locking/mutex.o")
 	local item
 	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
 	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
-	for item in VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS THREADS GUEST_APPEND; do
+	for item in VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS THREADS \
+		RELEASE_WINDOW_NS GUEST_APPEND; do
 		args+=(--param "${item,,}=${!item}")
 	done
 	"$python" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
@@ -80,7 +91,7 @@ write_manifest() {
 finish_result_set() {
 	local guest_status=$1 parse_status=0
 	[ -f "$OUT/results.raw" ] || : >"$OUT/results.raw"
-	"$python" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" ||
+	"$python" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" "$VCPUS" ||
 		parse_status=$?
 	rm -f "$OUT/initramfs.cpio"
 	write_manifest
@@ -91,8 +102,8 @@ finish_result_set() {
 }
 
 main() {
-	check_settings
 	require_variant "$VARIANT"
+	check_settings
 	STEP_TIMES_FILE=$(mktemp)
 	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
 	timed_step deps "$LAB_ROOT/lab/deps.sh"

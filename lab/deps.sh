@@ -15,7 +15,7 @@ PACKAGES=(
 missing_packages() {
 	local pkg
 	for pkg in "${PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -qx 'install ok installed' ||
+		[ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = 'install ok installed' ] ||
 			printf '%s\n' "$pkg"
 	done
 }

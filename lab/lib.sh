@@ -39,20 +39,31 @@ list_variants() {
 }
 
 require_variant() {
-	local variant=$1
-	[ -n "$variant" ] || die "no VARIANT given; variants: $(list_variants | tr '\n' ' ')"
-	list_variants | grep -qxF -- "$variant" ||
-		die "unknown VARIANT '$variant'; variants in $VARIANTS_DIR: $(list_variants | tr '\n' ' ')"
+	local variant=$1 variants
+	variants=$(list_variants)
+	[ -n "$variant" ] || die "no VARIANT given; variants: ${variants//$'\n'/ }"
+	# Not "list_variants | grep -q": under pipefail, grep's early exit can
+	# kill the writer with SIGPIPE and fail a name that is there.
+	grep -qxF -- "$variant" <<<"$variants" ||
+		die "unknown VARIANT '$variant'; variants in $VARIANTS_DIR: ${variants//$'\n'/ }"
 }
+
+# A variant builds on the common series unless its folder has a file named
+# no-common-series (the unpatched reference, say).
+uses_common_series() { [ ! -e "$VARIANTS_DIR/$1/no-common-series" ]; }
 
 # The patches of a variant, in the order they are applied: common first.
 variant_patches() {
-	local variant=$1
+	local variant=$1 dir patch
+	local -a dirs=("$VARIANTS_DIR/$variant")
+	if uses_common_series "$variant"; then
+		dirs=("$COMMON_SERIES_DIR" "${dirs[@]}")
+	fi
 	shopt -s nullglob
-	local patch
-	for patch in "$COMMON_SERIES_DIR"/[0-9][0-9][0-9][0-9]-*.patch \
-		"$VARIANTS_DIR/$variant"/[0-9][0-9][0-9][0-9]-*.patch; do
-		printf '%s\n' "$patch"
+	for dir in "${dirs[@]}"; do
+		for patch in "$dir"/[0-9][0-9][0-9][0-9]-*.patch; do
+			printf '%s\n' "$patch"
+		done
 	done
 	shopt -u nullglob
 }
@@ -79,6 +90,9 @@ config_fragments() {
 	[ -f "$LAB_ROOT/guest/config/$profile.config" ] ||
 		die "unknown PROFILE '$profile' (no guest/config/$profile.config)"
 	printf '%s\n' "$LAB_ROOT/guest/config/$profile.config"
+	if uses_common_series "$variant" && [ -f "$COMMON_SERIES_DIR/config" ]; then
+		printf '%s\n' "$COMMON_SERIES_DIR/config"
+	fi
 	if [ -f "$VARIANTS_DIR/$variant/config" ]; then
 		printf '%s\n' "$VARIANTS_DIR/$variant/config"
 	fi

@@ -22,6 +22,7 @@ REQUIRED_KEYS = (
     "config_fragments", "kernel_config_sha256", "guest_uname",
     "debian_source_version", "lab_revision", "lab_dirty", "qemu_command",
     "accel", "vcpus", "host", "parameters", "durations_s", "written_utc",
+    "sizeof_mutex", "mutex_text_bytes",
 )
 
 
@@ -66,6 +67,24 @@ def host_info():
             "cpus": os.cpu_count(), "kernel": platform.release()}
 
 
+def text_size(obj):
+    """Bytes of code in an object file: every .text* section, or None.
+    Most of the mutex is __sched, which lives in .sched.text, not .text."""
+    try:
+        out = subprocess.run(["size", "-A", str(obj)], capture_output=True,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    total = None
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) < 2:
+            continue
+        if fields[0].startswith(".text") or fields[0].endswith(".text"):
+            total = (total or 0) + int(fields[1])
+    return total
+
+
 def read_steps(path):
     steps = {}
     try:
@@ -103,6 +122,12 @@ def build_manifest(out, params):
                         if meta else None),
         "guest_online_cpus": meta.get("online_cpus"),
         "sizeof_mutex": meta.get("sizeof_mutex"),
+        "mutex_text_bytes": text_size(params["mutex_object"]),
+        # None, not 0, on kernels without the lab's instrumentation.
+        "release_window_ns": meta.get("release_window_ns"),
+        "lock_events_available": (
+            any(p.get("lock_events") is not None
+                for p in results.get("points", [])) if meta else None),
         "module_params": meta.get("params"),
         "debian_source_version": params["debian_source_version"],
         "lab_revision": revision,
@@ -129,6 +154,8 @@ def parse_args(argv):
     ap.add_argument("--profile", required=True)
     ap.add_argument("--series-sha256", required=True)
     ap.add_argument("--debian-source-version", required=True)
+    ap.add_argument("--mutex-object", required=True,
+                    help="the build's kernel/locking/mutex.o")
     ap.add_argument("--patch", action="append", default=[], dest="patches")
     ap.add_argument("--fragment", action="append", default=[],
                     dest="fragments")

@@ -35,3 +35,9 @@ def test_shell_scripts_parse():
             [LAB_ROOT / "guest" / "mkinitramfs.sh", LAB_ROOT / ".ci" / "run"]:
         subprocess.run(["bash", "-n", str(script)], check=True)
     subprocess.run(["sh", "-n", str(LAB_ROOT / "guest" / "init")], check=True)
+
+
+def test_release_window_needs_the_common_series(tmp_path):
+    r = run_make("bench", tmp_path, VARIANT="stock", RELEASE_WINDOW_NS=5)
+    assert r.returncode != 0
+    assert "stock has no release window" in r.stderr

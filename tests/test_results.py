@@ -49,3 +49,13 @@ def test_rates_and_summary():
     (row,) = results.summarise(points)
     assert (row["reps"], row["median_per_sec"], row["min_per_sec"],
             row["max_per_sec"]) == (3, 7.0, 3.0, 30.0)
+
+
+def test_guest_unlike_the_one_asked_for_is_a_problem(fixture_text):
+    text = fixture_text(RAW)
+    assert results.parse_raw(text, vcpus=2)["problems"] == []
+    assert any("brought up 2 of 4 vCPUs" in p
+               for p in results.parse_raw(text, vcpus=4)["problems"])
+    jiffies = text.replace('"online_cpus":2,',
+                           '"online_cpus":2,"clocksource":"refined-jiffies",')
+    assert any("jiffies" in p for p in results.parse_raw(jiffies)["problems"])

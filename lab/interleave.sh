@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: VARIANTS="stock owner-field" ROUNDS=5 lab/interleave.sh
+# Boots each variant in turn, ROUNDS times (A B A B ...), so that drift of
+# the machine hits every variant alike. Other settings are lab/bench.sh's.
+# Prints one line per result set: round, variant, folder.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+VARIANTS=${VARIANTS:?VARIANTS="a b ..." is required}
+ROUNDS=${ROUNDS:-5}
+RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+export RESULTS_DIR
+
+read -ra variants <<<"$VARIANTS"
+# Build everything first: a build in the middle would skew the rounds.
+for variant in "${variants[@]}"; do
+	require_variant "$variant"
+	"$LAB_ROOT/lab/tree.sh" "$variant"
+	"$LAB_ROOT/lab/build.sh" "$variant" "${PROFILE:-bench}"
+done
+for round in $(seq 1 "$ROUNDS"); do
+	for variant in "${variants[@]}"; do
+		log "round $round/$ROUNDS: $variant"
+		before=$(ls -d "$RESULTS_DIR/$variant"/*/ 2>/dev/null | sort || true)
+		VARIANT=$variant "$LAB_ROOT/lab/bench.sh" >&2
+		after=$(ls -d "$RESULTS_DIR/$variant"/*/ | sort)
+		printf '%s %s %s\n' "$round" "$variant" "$(comm -13 <(echo "$before") <(echo "$after"))"
+	done
+done
