@@ -34,8 +34,9 @@ check_settings() {
 	fi
 	for name in VCPUS MEM_MB DURATION_MS WARMUP_MS REPS CS_LOOPS; do
 		value=${!name}
-		[[ "$value" =~ ^[0-9]+$ ]] && [ "$value" -gt 0 ] ||
+		if ! [[ "$value" =~ ^[0-9]+$ ]] || [ "$value" -eq 0 ]; then
 			die "$name must be a positive integer, got '$value'"
+		fi
 	done
 	[[ -z "$THREADS" || "$THREADS" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
 		die "THREADS must be a comma-separated list of counts, got '$THREADS'"

@@ -10,6 +10,9 @@ source "$(dirname "$0")/lib.sh"
 
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$LAB_CACHE/ccache}
+# The kernel's make must not inherit the lab's: `make -s test` would silence
+# kbuild (an empty build log), `make -jN bench` would lend it a jobserver.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 
 kmake() {
 	make -C "$TREE" O="$OUT" CC="ccache gcc" HOSTCC="ccache gcc" \
@@ -37,7 +40,7 @@ verify_config() {
 			sym=${line#\# }
 			sym=${sym%%[= ]*}
 			printf '  %s: wanted "%s", got "%s"\n' "${fragment#"$LAB_ROOT"/}" "$line" \
-				"$(grep -E -m1 "^(# )?$sym[= ]" "$config" || echo absent)" >&2
+				"$(grep -E -m1 "^(# )?${sym}[= ]" "$config" || echo absent)" >&2
 			bad=1
 		done <"$fragment"
 	done

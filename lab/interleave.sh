@@ -12,6 +12,10 @@ ROUNDS=${ROUNDS:-5}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export RESULTS_DIR
 
+result_sets() {
+	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort
+}
+
 read -ra variants <<<"$VARIANTS"
 # Build everything first: a build in the middle would skew the rounds.
 for variant in "${variants[@]}"; do
@@ -22,9 +26,9 @@ done
 for round in $(seq 1 "$ROUNDS"); do
 	for variant in "${variants[@]}"; do
 		log "round $round/$ROUNDS: $variant"
-		before=$(ls -d "$RESULTS_DIR/$variant"/*/ 2>/dev/null | sort || true)
+		before=$(result_sets "$variant")
 		VARIANT=$variant "$LAB_ROOT/lab/bench.sh" >&2
-		after=$(ls -d "$RESULTS_DIR/$variant"/*/ | sort)
-		printf '%s %s %s\n' "$round" "$variant" "$(comm -13 <(echo "$before") <(echo "$after"))"
+		printf '%s %s %s\n' "$round" "$variant" \
+			"$(comm -13 <(echo "$before") <(result_sets "$variant"))"
 	done
 done

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared helpers and settings for the lab's shell scripts; sourced, never run.
 # Every setting that more than one script needs is defined here, once.
+# shellcheck disable=SC2034 # the settings are used by the sourcing scripts
 
 LAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB_CACHE=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mutexlab}

@@ -41,3 +41,29 @@ def test_release_window_needs_the_common_series(tmp_path):
     r = run_make("bench", tmp_path, VARIANT="stock", RELEASE_WINDOW_NS=5)
     assert r.returncode != 0
     assert "stock has no release window" in r.stderr
+
+
+SHELL_SCRIPTS = ["lab/bench.sh", "lab/build.sh", "lab/checkpatch.sh",
+                 "lab/deps.sh", "lab/interleave.sh", "lab/lib.sh",
+                 "lab/tree.sh", "guest/mkinitramfs.sh", ".ci/run"]
+
+
+def shellcheck(*args):
+    return subprocess.run(["shellcheck", "-S", "warning", "-x", *args],
+                          cwd=LAB_ROOT, capture_output=True, text=True)
+
+
+def test_shell_scripts_pass_shellcheck():
+    r = shellcheck("-s", "bash", *SHELL_SCRIPTS)
+    assert r.returncode == 0, r.stdout
+    r = shellcheck("-s", "sh", "guest/init")
+    assert r.returncode == 0, r.stdout
+
+
+def test_shellcheck_catches_a_mutant(tmp_path):
+    mutant = tmp_path / "mutant.sh"
+    mutant.write_text("#!/bin/bash\nset -euo pipefail\ncd \"$1\"\n"
+                      "unused=1\nrm -rf \"$dir\"/*\n")
+    r = shellcheck(str(mutant))
+    assert r.returncode != 0
+    assert "SC2154" in r.stdout  # $dir is referenced but never assigned
