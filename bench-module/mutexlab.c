@@ -84,6 +84,7 @@ MODULE_PARM_DESC(test_unlocked, "TEST ONLY: skip the mutex, so the exclusion che
 static struct {
 	char *buf;
 	size_t len;
+	size_t read_upto;
 	bool done;
 	bool overflowed;
 	wait_queue_head_t wait;
@@ -139,8 +140,24 @@ static ssize_t results_read(struct file *file, char __user *ubuf,
 				       results_done());
 	if (ret)
 		return ret;
-	return simple_read_from_buffer(ubuf, count, ppos, results.buf,
-				       results_published());
+	ret = simple_read_from_buffer(ubuf, count, ppos, results.buf,
+				      results_published());
+	WRITE_ONCE(results.read_upto, *ppos);
+	return ret;
+}
+
+/*
+ * Test only: a crash that follows a point must leave its lines out of the
+ * guest first, or the test of "results before a crash are kept" races the
+ * reader. Waits (at most 2 s) for the reader, then for the UART to drain.
+ */
+static void results_wait_forwarded(void)
+{
+	int i;
+
+	for (i = 0; i < 200 && READ_ONCE(results.read_upto) < results.len; i++)
+		msleep(20);
+	msleep(200);
 }
 
 static const struct file_operations results_fops = {
@@ -564,8 +581,10 @@ static void run_sweep(void)
 			else
 				passed += ret;
 			/* The crash comes after a point so that it has results to keep. */
-			if (test_bug)
+			if (test_bug) {
+				results_wait_forwarded();
 				BUG();
+			}
 		}
 	}
 	if (unlock_probe_rounds)
