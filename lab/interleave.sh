@@ -13,7 +13,9 @@ RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export RESULTS_DIR
 
 result_sets() {
-	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort
+	# A variant's first run has no folder yet: that is an empty list.
+	[ -d "$RESULTS_DIR/$1" ] || return 0
+	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d | sort
 }
 
 read -ra variants <<<"$VARIANTS"
