@@ -24,7 +24,7 @@ def parse_raw(text, vcpus=None):
     """Split the channel into KTAP results and JSON records."""
     parsed = {"ktap_version": None, "plan": None, "tests": [],
               "totals": None, "meta": None, "points": [],
-              "unlock_probe": None, "problems": []}
+              "unlock_probe": None, "checks": [], "problems": []}
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.rstrip("\r")
         if not line.strip():
@@ -81,6 +81,8 @@ def parse_record(parsed, line, lineno):
         parsed["points"].append(with_rates(record))
     elif kind == "unlock_probe":
         parsed["unlock_probe"] = record
+    elif kind == "check":
+        parsed["checks"].append(record)
     else:
         parsed["problems"].append(f"line {lineno}: unknown record type {kind!r}")
 

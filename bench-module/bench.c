@@ -1,22 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mutexlab: measure a mutex design from inside a guest kernel.
- *
- * Loading the module runs a sweep: for each thread count, T kthreads contend
- * on one mutex for a fixed time, each critical section doing plain increments
- * of a shared counter. Every point reports per-thread acquisitions as a JSON
- * line and a KTAP result; the result is "not ok" when the shared counter
- * shows that two threads were inside the critical section at once.
+ * The benchmark sweep: for each thread count, T kthreads contend on one
+ * mutex for a fixed time, each critical section doing plain increments of a
+ * shared counter. Every point reports per-thread acquisitions as a JSON line
+ * and a KTAP result; the result is "not ok" when the shared counter shows
+ * that two threads were inside the critical section at once.
  *
  * Each point also reports the deltas of the kernel's mutex lock events over
  * its measured window, read with lockevent_sum_by_name() where the kernel
- * has the lab's common series (null where it has not), and an unlock probe times mutex_unlock() with a sleeping
- * waiter, the slow path that the release window delays.
- *
- * Results are streamed through debugfs mutexlab/results: a read blocks until
- * more output exists or the sweep is over, so that a reader in the guest can
- * forward each line as soon as it is produced, and a crash loses nothing that
- * was measured before it.
+ * has the lab's common series (null where it has not), and an unlock probe
+ * times mutex_unlock() with a sleeping waiter, the slow path that the
+ * release window delays.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,8 +29,9 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include "mutexlab.h"
+
 #define MUTEXLAB_MAX_POINTS	64
-#define MUTEXLAB_LOG_SIZE	(1024 * 1024)
 
 static int threads[MUTEXLAB_MAX_POINTS];
 static int nr_thread_points;
@@ -59,14 +54,6 @@ static unsigned int cs_loops = 50;
 module_param(cs_loops, uint, 0444);
 MODULE_PARM_DESC(cs_loops, "Shared-counter increments per critical section");
 
-static long release_window_ns = -1;
-module_param(release_window_ns, long, 0444);
-MODULE_PARM_DESC(release_window_ns, "The kernel's mutex release window as /init read it (-1: none)");
-
-static char *clocksource = "unknown";
-module_param(clocksource, charp, 0444);
-MODULE_PARM_DESC(clocksource, "The guest's clocksource as /init read it");
-
 static unsigned int unlock_probe_rounds = 20;
 module_param(unlock_probe_rounds, uint, 0444);
 MODULE_PARM_DESC(unlock_probe_rounds, "Timed unlocks with a sleeping waiter (0: no probe)");
@@ -79,136 +66,6 @@ MODULE_PARM_DESC(test_bug, "TEST ONLY: BUG() after the first point");
 static bool test_unlocked;
 module_param(test_unlocked, bool, 0444);
 MODULE_PARM_DESC(test_unlocked, "TEST ONLY: skip the mutex, so the exclusion check must fail");
-
-/* Append-only result log with one writer (the sweep) and blocking readers. */
-static struct {
-	char *buf;
-	size_t len;
-	size_t read_upto;
-	bool done;
-	bool overflowed;
-	wait_queue_head_t wait;
-} results;
-
-static __printf(1, 2) void results_printf(const char *fmt, ...)
-{
-	size_t len = results.len;
-	va_list args;
-	int n;
-
-	/* After a line that did not fit, nothing: no hole in the stream. */
-	if (results.overflowed)
-		return;
-	va_start(args, fmt);
-	n = vsnprintf(results.buf + len, MUTEXLAB_LOG_SIZE - len, fmt, args);
-	va_end(args);
-	if (n < 0 || len + n >= MUTEXLAB_LOG_SIZE) {
-		results.overflowed = true;
-		return;
-	}
-	/* Publish the text before the length that makes it readable. */
-	smp_store_release(&results.len, len + n);
-	wake_up_interruptible(&results.wait);
-}
-
-static void results_finish(void)
-{
-	/* Readers that see done also see all text published before it. */
-	smp_store_release(&results.done, true);
-	wake_up_interruptible(&results.wait);
-}
-
-static size_t results_published(void)
-{
-	/* Pairs with the release in results_printf(): text before length. */
-	return smp_load_acquire(&results.len);
-}
-
-static bool results_done(void)
-{
-	/* Pairs with the release in results_finish(). */
-	return smp_load_acquire(&results.done);
-}
-
-static ssize_t results_read(struct file *file, char __user *ubuf,
-			    size_t count, loff_t *ppos)
-{
-	int ret;
-
-	ret = wait_event_interruptible(results.wait,
-				       *ppos < results_published() ||
-				       results_done());
-	if (ret)
-		return ret;
-	ret = simple_read_from_buffer(ubuf, count, ppos, results.buf,
-				      results_published());
-	WRITE_ONCE(results.read_upto, *ppos);
-	return ret;
-}
-
-/*
- * Test only: a crash that follows a point must leave its lines out of the
- * guest first, or the test of "results before a crash are kept" races the
- * reader. Waits (at most 2 s) for the reader, then for the UART to drain.
- */
-static void results_wait_forwarded(void)
-{
-	int i;
-
-	for (i = 0; i < 200 && READ_ONCE(results.read_upto) < results.len; i++)
-		msleep(20);
-	msleep(200);
-}
-
-static const struct file_operations results_fops = {
-	.owner = THIS_MODULE,
-	.read = results_read,
-	.llseek = no_llseek,
-};
-
-/* The mutex lock events of the lab's common series, in debugfs order. */
-static const char * const mutex_events[] = {
-	"mutex_slowpath", "mutex_opt_lock", "mutex_opt_fail",
-	"mutex_opt_nospin", "mutex_sleep", "mutex_wake", "mutex_handoff",
-	"mutex_unlock_slowpath",
-};
-
-#define NR_MUTEX_EVENTS ARRAY_SIZE(mutex_events)
-
-/*
- * Looked up at load time, so that the module also loads on a kernel without
- * the lab's common series (the stock reference), which then has no counters.
- */
-static int (*lockevent_sum)(const char *name, u64 *sum);
-
-/* The kernel's own counters, summed over CPUs; false without them. */
-static bool snapshot_events(u64 *counts)
-{
-	size_t i;
-
-	if (!lockevent_sum)
-		return false;
-	for (i = 0; i < NR_MUTEX_EVENTS; i++)
-		if (lockevent_sum(mutex_events[i], &counts[i]))
-			return false;
-	return true;
-}
-
-/* Absent counters are reported as null, never as zeros. */
-static void report_event_deltas(bool have, const u64 *before, const u64 *after)
-{
-	size_t i;
-
-	if (!have) {
-		results_printf("\"lock_events\":null");
-		return;
-	}
-	results_printf("\"lock_events\":{");
-	for (i = 0; i < NR_MUTEX_EVENTS; i++)
-		results_printf("%s\"%s\":%llu", i ? "," : "", mutex_events[i],
-			       after[i] - before[i]);
-	results_printf("}");
-}
 
 /* One contended run: the lock and the state it protects. */
 struct contended_run {
@@ -515,10 +372,10 @@ static void report_meta(void)
 
 	results_printf("{\"type\":\"meta\",\"uname_r\":\"%s\",\"uname_v\":\"%s\",\"online_cpus\":%u,\"clocksource\":\"%s\",\"sizeof_mutex\":%zu,",
 		       init_utsname()->release, init_utsname()->version,
-		       num_online_cpus(), clocksource, sizeof(struct mutex));
+		       num_online_cpus(), mutexlab_clocksource, sizeof(struct mutex));
 	/* A kernel without the lab's release window reports null. */
-	if (release_window_ns >= 0)
-		results_printf("\"release_window_ns\":%ld,", release_window_ns);
+	if (mutexlab_release_window_ns >= 0)
+		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);
 	else
 		results_printf("\"release_window_ns\":null,");
 	results_printf("\"params\":{\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
@@ -591,44 +448,29 @@ static void run_sweep(void)
 		passed += run_unlock_probe(++test_nr);
 	results_printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 		       passed, test_nr - passed);
-	if (results.overflowed)
+	if (results_overflowed())
 		pr_err("result log overflowed; output is truncated\n");
 }
 
-static struct dentry *debugfs_dir;
-
-static int __init mutexlab_init(void)
+int bench_prepare(void)
 {
-	int ret;
+	int ret = check_params();
 
-	ret = check_params();
 	if (ret)
 		return ret;
 	echo_params("start");
-
-	results.buf = vmalloc(MUTEXLAB_LOG_SIZE);
-	if (!results.buf)
-		return -ENOMEM;
-	lockevent_sum = __symbol_get("lockevent_sum_by_name");
-	init_waitqueue_head(&results.wait);
-	debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
-	debugfs_create_file("results", 0444, debugfs_dir, NULL, &results_fops);
-
-	run_sweep();
-	results_finish();
-	echo_params("end");
+	lock_events_get();
 	return 0;
 }
 
-static void __exit mutexlab_exit(void)
+void bench_run(void)
 {
-	if (lockevent_sum)
-		__symbol_put("lockevent_sum_by_name");
-	debugfs_remove_recursive(debugfs_dir);
-	vfree(results.buf);
+	run_sweep();
+	results_finish();
+	echo_params("end");
 }
 
-module_init(mutexlab_init);
-module_exit(mutexlab_exit);
-MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("mutexlab: mutex design benchmark run inside a guest");
+void bench_exit(void)
+{
+	lock_events_put();
+}

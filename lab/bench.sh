@@ -8,9 +8,6 @@ source "$(dirname "$0")/lib.sh"
 
 VARIANT=${VARIANT:-owner-field}
 PROFILE=${PROFILE:-bench}
-VCPUS=${VCPUS:-$(nproc)}
-MEM_MB=${MEM_MB:-1024}
-ACCEL=${ACCEL:-auto}
 DURATION_MS=${DURATION_MS:-1000}
 WARMUP_MS=${WARMUP_MS:-100}
 REPS=${REPS:-5}
@@ -23,8 +20,6 @@ RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-0}
 # Extra kernel parameters, e.g. the module's test-only mutexlab.test_bug=1.
 GUEST_APPEND=${GUEST_APPEND:-}
 
-python=/usr/bin/python3
-
 check_settings() {
 	local name value
 	[[ "$RELEASE_WINDOW_NS" =~ ^[0-9]+$ ]] ||
@@ -32,7 +27,8 @@ check_settings() {
 	if [ "$RELEASE_WINDOW_NS" != 0 ] && ! uses_common_series "$VARIANT"; then
 		die "variant $VARIANT has no release window (it does not build on variants/common)"
 	fi
-	for name in VCPUS MEM_MB DURATION_MS WARMUP_MS REPS CS_LOOPS; do
+	check_guest_settings
+	for name in DURATION_MS WARMUP_MS REPS CS_LOOPS; do
 		value=${!name}
 		if ! [[ "$value" =~ ^[0-9]+$ ]] || [ "$value" -eq 0 ]; then
 			die "$name must be a positive integer, got '$value'"
@@ -40,7 +36,6 @@ check_settings() {
 	done
 	[[ -z "$THREADS" || "$THREADS" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
 		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
-	case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL must be auto, kvm or tcg" ;; esac
 }
 
 thread_points() {
@@ -63,14 +58,11 @@ make_initramfs() {
 	"$LAB_ROOT/guest/mkinitramfs.sh" "$BUILD/bench-module/mutexlab.ko" "$OUT/initramfs.cpio"
 }
 
-boot_guest() {
+run_benchmark() {
 	local expected_s
 	# The unlock probe takes a few ms a round; 1 s covers it.
 	expected_s=$(($(thread_points) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 2))
-	"$python" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$BUILD/arch/x86/boot/bzImage" \
-		--initrd "$OUT/initramfs.cpio" --out "$OUT" --vcpus "$VCPUS" \
-		--mem-mb "$MEM_MB" --accel "$ACCEL" --expected-run-s "$expected_s" \
-		--cache-dir "$LAB_CACHE" --append "$(module_append)"
+	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$OUT" "$expected_s" "$(module_append)"
 }
 
 write_manifest() {
@@ -85,14 +77,14 @@ write_manifest() {
 		RELEASE_WINDOW_NS GUEST_APPEND; do
 		args+=(--param "${item,,}=${!item}")
 	done
-	"$python" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
+	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
 }
 
 # Whatever the guest managed to send is parsed and described, pass or fail.
 finish_result_set() {
 	local guest_status=$1 parse_status=0
 	[ -f "$OUT/results.raw" ] || : >"$OUT/results.raw"
-	"$python" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" "$VCPUS" ||
+	"$PYTHON" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" "$VCPUS" ||
 		parse_status=$?
 	rm -f "$OUT/initramfs.cpio"
 	write_manifest
@@ -118,7 +110,7 @@ main() {
 	cp "$BUILD/.config" "$OUT/kernel.config"
 	timed_step initramfs make_initramfs
 	local guest_status=0
-	timed_step guest boot_guest || guest_status=$?
+	timed_step guest run_benchmark || guest_status=$?
 	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
 	finish_result_set "$guest_status"
 }

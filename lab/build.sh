@@ -87,7 +87,7 @@ compile_module() {
 	local moddir="$OUT/bench-module" log_file="$OUT/bench-module.log"
 	mkdir -p "$moddir"
 	# Built from a copy so that the checkout stays free of build products.
-	cp -p "$LAB_ROOT"/bench-module/*.c "$LAB_ROOT"/bench-module/Kbuild "$moddir"/
+	cp -p "$LAB_ROOT"/bench-module/*.[ch] "$LAB_ROOT"/bench-module/Kbuild "$moddir"/
 	if ! kmake M="$moddir" modules >"$log_file" 2>&1; then
 		cat "$log_file" >&2
 		die "bench module failed to build against $VARIANT/$PROFILE"
@@ -131,7 +131,7 @@ main() {
 	fi
 
 	local module_key module_stamp="$OUT/.module-key"
-	module_key=$({ echo "$key"; hash_files "$LAB_ROOT"/bench-module/*.c "$LAB_ROOT"/bench-module/Kbuild; } | sha256sum | cut -d' ' -f1)
+	module_key=$({ echo "$key"; hash_files "$LAB_ROOT"/bench-module/*.[ch] "$LAB_ROOT"/bench-module/Kbuild; } | sha256sum | cut -d' ' -f1)
 	if [ "$(cat "$module_stamp" 2>/dev/null)" != "$module_key" ] || [ ! -f "$OUT/bench-module/mutexlab.ko" ]; then
 		rm -f "$module_stamp"
 		compile_module

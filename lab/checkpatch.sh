@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Usage: lab/checkpatch.sh [FILE...]
 # Runs the kernel tree's scripts/checkpatch.pl on every patch of every series
-# and on the bench module (or on the FILEs given: *.patch as patches, others
-# as source files). Fails if any of them has an error or a warning.
+# (the test-only mutants included) and on the bench module, or on the FILEs
+# given: *.patch as patches, others as source files. Fails if any of them has
+# an error or a warning.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -19,7 +20,8 @@ checkpatch=("$(pristine_dir)/scripts/checkpatch.pl" --root="$(pristine_dir)" --q
 files=("$@")
 if [ "${#files[@]}" = 0 ]; then
 	shopt -s nullglob
-	files=("$VARIANTS_DIR"/*/[0-9][0-9][0-9][0-9]-*.patch "$LAB_ROOT"/bench-module/*.[ch])
+	files=("$VARIANTS_DIR"/*/[0-9][0-9][0-9][0-9]-*.patch
+		"$LAB_ROOT"/tests/mutants/*/[0-9][0-9][0-9][0-9]-*.patch "$LAB_ROOT"/bench-module/*.[ch])
 	shopt -u nullglob
 fi
 

@@ -14,6 +14,12 @@ KERNEL_SOURCE_PACKAGE=linux-source-6.1
 KERNEL_SOURCE_TARBALL=${KERNEL_SOURCE_TARBALL:-/usr/src/$KERNEL_SOURCE_PACKAGE.tar.xz}
 PRISTINE_TAG=pristine
 
+# The guest, for make bench and make check alike.
+VCPUS=${VCPUS:-$(nproc)}
+MEM_MB=${MEM_MB:-1024}
+ACCEL=${ACCEL:-auto}
+PYTHON=/usr/bin/python3
+
 log() { printf '[mutexlab %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { printf 'mutexlab: error: %s\n' "$*" >&2; exit 1; }
 
@@ -53,13 +59,32 @@ require_variant() {
 # no-common-series (the unpatched reference, say).
 uses_common_series() { [ ! -e "$VARIANTS_DIR/$1/no-common-series" ]; }
 
+# A test-only variant (tests/mutants) names, in a file named extends, the
+# real variant of $LAB_ROOT/variants whose series it adds its patches to.
+extended_variant_dir() {
+	local file="$VARIANTS_DIR/$1/extends" base
+	[ -f "$file" ] || return 0
+	base=$(<"$file")
+	[ -f "$LAB_ROOT/variants/$base/README.md" ] ||
+		die "variant $1 extends '$base', which is not in $LAB_ROOT/variants"
+	printf '%s\n' "$LAB_ROOT/variants/$base"
+}
+
+# The folders whose patches make up a variant, in the order they apply.
+variant_series_dirs() {
+	local variant=$1
+	if uses_common_series "$variant"; then
+		printf '%s\n' "$COMMON_SERIES_DIR"
+	fi
+	extended_variant_dir "$variant"
+	printf '%s\n' "$VARIANTS_DIR/$variant"
+}
+
 # The patches of a variant, in the order they are applied: common first.
 variant_patches() {
 	local variant=$1 dir patch
-	local -a dirs=("$VARIANTS_DIR/$variant")
-	if uses_common_series "$variant"; then
-		dirs=("$COMMON_SERIES_DIR" "${dirs[@]}")
-	fi
+	local -a dirs
+	mapfile -t dirs < <(variant_series_dirs "$variant")
 	shopt -s nullglob
 	for dir in "${dirs[@]}"; do
 		for patch in "$dir"/[0-9][0-9][0-9][0-9]-*.patch; do
@@ -91,12 +116,12 @@ config_fragments() {
 	[ -f "$LAB_ROOT/guest/config/$profile.config" ] ||
 		die "unknown PROFILE '$profile' (no guest/config/$profile.config)"
 	printf '%s\n' "$LAB_ROOT/guest/config/$profile.config"
-	if uses_common_series "$variant" && [ -f "$COMMON_SERIES_DIR/config" ]; then
-		printf '%s\n' "$COMMON_SERIES_DIR/config"
-	fi
-	if [ -f "$VARIANTS_DIR/$variant/config" ]; then
-		printf '%s\n' "$VARIANTS_DIR/$variant/config"
-	fi
+	local dir
+	while IFS= read -r dir; do
+		if [ -f "$dir/config" ]; then
+			printf '%s\n' "$dir/config"
+		fi
+	done < <(variant_series_dirs "$variant")
 }
 
 # Run a step, printing its wall time; the times go into the manifest.
@@ -113,4 +138,25 @@ timed_step() {
 		printf '%s %s\n' "$name" "$secs" >>"$STEP_TIMES_FILE"
 	fi
 	return "$status"
+}
+
+check_guest_settings() {
+	local name value
+	for name in VCPUS MEM_MB; do
+		value=${!name}
+		if ! [[ "$value" =~ ^[0-9]+$ ]] || [ "$value" -eq 0 ]; then
+			die "$name must be a positive integer, got '$value'"
+		fi
+	done
+	case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL must be auto, kvm or tcg" ;; esac
+}
+
+# Usage: boot_guest BUILD_DIR INITRAMFS OUT_DIR EXPECTED_RUN_S APPEND
+# One boot of the (variant, profile) kernel in BUILD_DIR; QEMU's files go to
+# OUT_DIR. Fails when the guest crashed, hung or reported a failed load.
+boot_guest() {
+	"$PYTHON" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$1/arch/x86/boot/bzImage" \
+		--initrd "$2" --out "$3" --vcpus "$VCPUS" --mem-mb "$MEM_MB" \
+		--accel "$ACCEL" --expected-run-s "$4" --cache-dir "$LAB_CACHE" \
+		--append "$5"
 }

@@ -100,11 +100,17 @@ def build_manifest(out, params):
     run = load_json(out / "run.json") or {}
     results = load_json(out / "results.json") or {}
     meta = results.get("meta") or {}
+    # A make check set: one boot per check, judged in verdict.json.
+    verdict = load_json(out / "verdict.json")
+    if verdict:
+        meta = verdict.get("meta") or {}
     revision, dirty, untracked = lab_state(params["lab_root"], out)
     config = out / "kernel.config"
     outcome = run.get("outcome", "not-run")
     if outcome == "ok" and results.get("problems"):
         outcome = "failed-checks"
+    if verdict:
+        outcome = verdict["outcome"]
     return {
         "variant": params["variant"],
         "profile": params["profile"],
@@ -129,6 +135,7 @@ def build_manifest(out, params):
             any(p.get("lock_events") is not None
                 for p in results.get("points", [])) if meta else None),
         "module_params": meta.get("params"),
+        "verdict": verdict.get("verdict") if verdict else None,
         "debian_source_version": params["debian_source_version"],
         "lab_revision": revision,
         "lab_dirty": dirty,

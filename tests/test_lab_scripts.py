@@ -45,7 +45,8 @@ def test_release_window_needs_the_common_series(tmp_path):
 
 SHELL_SCRIPTS = ["lab/bench.sh", "lab/build.sh", "lab/checkpatch.sh",
                  "lab/deps.sh", "lab/interleave.sh", "lab/lib.sh",
-                 "lab/tree.sh", "guest/mkinitramfs.sh", ".ci/run"]
+                 "lab/tree.sh", "lab/check.sh", "guest/mkinitramfs.sh",
+                 ".ci/run"]
 
 
 def shellcheck(*args):

@@ -1,0 +1,241 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Judge a `make check` result set: one folder per check, each one boot.
+
+Usage: analysis/check_verdict.py CHECK_SET_DIR
+Writes verdict.json and verdict.ktap into CHECK_SET_DIR and prints them.
+Exit status: 0 all checks passed, 1 a check failed, 2 nothing to judge.
+
+A check passes when its guest ended cleanly (no oops, BUG, WARNING, KASAN
+report or hung task on the console; exit status 0) and its own results say
+so: the lab's checks in KTAP, locktorture in its final statistics. The
+detector of an access after release is KASAN, read from the console, never
+the variant's own claim.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import parse_raw  # noqa: E402
+
+# Which property each check speaks for, in the order they are reported.
+PROPERTIES = {
+    "exclusion": "mutual_exclusion",
+    "locktorture": "mutual_exclusion",
+    "ww_mutex": "mutual_exclusion",
+    # The free-safety pattern on a spinlock: a report there is the harness's.
+    "free_control": "free_safety_control",
+    "free_article": "free_safe",
+    "free_amdgpu": "free_safe",
+}
+PEER_CHECKS = ("locktorture", "ww_mutex")
+LOCKTORTURE_WRITES = re.compile(
+    r"Writes:\s+Total:\s+(?P<total>\d+)\s+Max/Min:\s+(?P<max>\d+)/(?P<min>\d+)"
+    r"\s*(?P<starved>\?\?\?)?\s+Fail:\s+(?P<fail>\d+)")
+KASAN_TITLE = re.compile(r"BUG: KASAN: (?P<kind>[\w-]+) in (?P<where>\S+)")
+KASAN_ACCESS = re.compile(r"(?P<rw>Read|Write) of size (?P<size>\d+) at addr")
+# A stack frame as the kernel prints it: " func+0x1a/0x40 [module]"; "? "
+# marks a guess of the unwinder, left out of the evidence.
+FRAME = re.compile(
+    r"^\s+(?P<guess>\? )?(?P<frame>[\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+)")
+STACK_FRAMES = 8
+# KASAN's, the allocator's and the reporter's own frames: the evidence is the
+# code that made the access or freed the object, below them.
+INTERNAL_FRAME = re.compile(
+    r"^_*(kasan|asan|check_region|slab|kmem_cache|kfree|kmalloc|do_kmalloc|"
+    r"dump_stack|print_report|print_address|describe_object|kvfree|"
+    r"memcg_slab|qlist|quarantine|rcu_do_batch|__raw_callee)")
+
+
+def read(path):
+    try:
+        return Path(path).read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def console_lines(text):
+    """Console lines without the "[    1.234567] " timestamp."""
+    return [re.sub(r"^\[\s*\d+\.\d+\]\s?", "", l) for l in text.splitlines()]
+
+
+def stack_after(lines, start, limit=STACK_FRAMES):
+    """The frames of the first stack that follows lines[start]."""
+    frames, seen_any = [], False
+    for line in lines[start + 1:]:
+        m = FRAME.match(line)
+        if m:
+            seen_any = True
+            if not (m.group("guess") or INTERNAL_FRAME.match(m.group("frame"))):
+                frames.append(m.group("frame"))
+            if len(frames) == limit:
+                break
+        elif seen_any and not line.strip().startswith("<"):
+            break
+    return frames
+
+
+def kasan_evidence(console_text):
+    """The first KASAN report: what, where, the access and the freeing site."""
+    lines = console_lines(console_text)
+    for i, line in enumerate(lines):
+        m = KASAN_TITLE.search(line)
+        if not m:
+            continue
+        report = {"title": line.strip(), "kind": m.group("kind"),
+                  "where": m.group("where"), "access": None,
+                  "access_stack": stack_after(lines, i), "freed_stack": []}
+        for j in range(i + 1, min(i + 200, len(lines))):
+            if report["access"] is None and KASAN_ACCESS.search(lines[j]):
+                report["access"] = lines[j].strip()
+            if lines[j].startswith("Freed by task"):
+                report["freed_stack"] = stack_after(lines, j)
+                break
+        return report
+    return None
+
+
+def judge_module_check(run, raw_text):
+    parsed = parse_raw(raw_text)
+    details = {"records": parsed.get("checks", []),
+               "tests": parsed["tests"]}
+    return not parsed["problems"], parsed["problems"], details
+
+
+def judge_locktorture(run, raw_text):
+    writes = [m.groupdict() for m in LOCKTORTURE_WRITES.finditer(raw_text)]
+    problems = []
+    if not writes:
+        problems.append("no locktorture 'Writes:' statistics")
+    elif int(writes[-1]["fail"]):
+        problems.append(f"locktorture Fail: {writes[-1]['fail']}")
+    if "End of test: SUCCESS" not in raw_text:
+        problems.append("no 'End of test: SUCCESS'")
+    final = ({k: int(v) for k, v in writes[-1].items() if k != "starved"}
+             if writes else None)
+    if final:
+        final["starved"] = bool(writes[-1]["starved"])
+    return not problems, problems, {"writes": final}
+
+
+def judge_ww_mutex(run, raw_text):
+    # test-ww_mutex fails its init (and so insmod) when a test fails.
+    problems = []
+    if run.get("guest_exit_status") != "0":
+        problems.append("test-ww_mutex failed to load: a test failed")
+    if "All ww mutex selftests passed" not in raw_text:
+        problems.append("no 'All ww mutex selftests passed'")
+    return not problems, problems, {}
+
+
+JUDGES = {"locktorture": judge_locktorture, "ww_mutex": judge_ww_mutex}
+
+
+def judge_check(name, folder):
+    folder = Path(folder)
+    run = json.loads(read(folder / "run.json") or "{}")
+    raw_text = read(folder / "results.raw")
+    if not run:
+        return {"check": name, "ok": False, "problems": ["the check never ran"],
+                "evidence": None}
+    ok, problems, details = JUDGES.get(name, judge_module_check)(run, raw_text)
+    outcome = run.get("outcome")
+    evidence = None
+    if outcome != "ok":
+        ok = False
+        problems.insert(0, f"guest outcome: {outcome}")
+        evidence = {"failure_lines": run.get("failure_lines", [])[:10],
+                    "kasan": kasan_evidence(read(folder / "console.log"))}
+    return {"check": name, "ok": ok, "problems": problems,
+            "evidence": evidence, "details": details,
+            "guest_wall_s": run.get("wall_s"), "append": run.get("append")}
+
+
+def property_verdicts(results):
+    verdicts = {}
+    for prop in sorted(set(PROPERTIES.values())):
+        judged = [r for r in results if PROPERTIES[r["check"]] == prop]
+        if not judged:
+            verdicts[prop] = "not checked"
+        elif prop == "mutual_exclusion" or prop == "free_safety_control":
+            verdicts[prop] = ("ok" if all(r["ok"] for r in judged)
+                              else "broken")
+        else:
+            verdicts[prop] = ("yes" if all(r["ok"] for r in judged)
+                              else "no")
+    # A detector that fires on the control proves nothing about the design.
+    if (verdicts["free_safety_control"] == "broken"
+            and verdicts["free_safe"] != "not checked"):
+        verdicts["free_safe"] = "unknown: the control failed"
+    return verdicts
+
+
+def first_meta(results_dirs):
+    for folder in results_dirs:
+        for line in read(folder / "results.raw").splitlines():
+            if line.startswith('{"type":"meta"'):
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    continue
+    return None
+
+
+def ktap(results):
+    lines = ["KTAP version 1", f"1..{len(results)}"]
+    for n, r in enumerate(results, 1):
+        why = f" # {r['problems'][0]}" if r["problems"] else ""
+        lines.append(f"{'ok' if r['ok'] else 'not ok'} {n} - {r['check']}{why}")
+        ev = r["evidence"] or {}
+        if ev.get("kasan"):
+            k = ev["kasan"]
+            lines.append(f"# {k['title']}")
+            lines.append(f"# {k['access']}")
+            lines.append(f"# access: {' < '.join(k['access_stack'][:4])}")
+            lines.append(f"# freed:  {' < '.join(k['freed_stack'][:4])}")
+        elif ev.get("failure_lines"):
+            lines += [f"# {l}" for l in ev["failure_lines"][:3]]
+    passed = sum(r["ok"] for r in results)
+    lines.append(f"# Totals: pass:{passed} fail:{len(results) - passed} "
+                 "xfail:0 xpass:0 skip:0 error:0")
+    return "\n".join(lines) + "\n"
+
+
+def judge_set(out):
+    out = Path(out)
+    folders = [d for d in sorted(out.iterdir()) if d.is_dir()
+               and d.name in PROPERTIES]
+    # The order the checks are listed in, not the alphabet's.
+    order = list(PROPERTIES)
+    folders.sort(key=lambda d: order.index(d.name))
+    results = [judge_check(d.name, d) for d in folders]
+    meta = first_meta([d for d in folders if d.name not in PEER_CHECKS])
+    if meta:
+        meta.pop("type", None)
+    return {"outcome": ("checks-passed" if results and all(r["ok"] for r in results)
+                        else "checks-failed"),
+            "verdict": property_verdicts(results),
+            "meta": meta, "checks": results}
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    out = Path(argv[1])
+    verdict = judge_set(out)
+    if not verdict["checks"]:
+        print(f"mutexlab: error: no check folders in {out}", file=sys.stderr)
+        return 2
+    (out / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
+    text = ktap(verdict["checks"])
+    (out / "verdict.ktap").write_text(text)
+    print(text, end="")
+    for prop, value in verdict["verdict"].items():
+        print(f"{prop}: {value}")
+    return 0 if verdict["outcome"] == "checks-passed" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* mutexlab: what the module's parts share. */
+#ifndef MUTEXLAB_H
+#define MUTEXLAB_H
+
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+/* main.c: module parameters that every part reports */
+extern long mutexlab_release_window_ns;
+extern char *mutexlab_clocksource;
+
+/* results.c: the results channel, debugfs mutexlab/results */
+int results_init(void);
+void results_exit(void);
+__printf(1, 2) void results_printf(const char *fmt, ...);
+void results_finish(void);
+bool results_overflowed(void);
+void results_wait_forwarded(void);
+
+/* events.c: the kernel's mutex lock events, where it counts them */
+#define NR_MUTEX_EVENTS	8
+void lock_events_get(void);
+void lock_events_put(void);
+bool snapshot_events(u64 *counts);
+void report_event_deltas(bool have, const u64 *before, const u64 *after);
+
+/* bench.c: the benchmark sweep (the default) */
+int bench_prepare(void);
+void bench_run(void);
+void bench_exit(void);
+
+/* check.c: one correctness check, chosen with check=NAME */
+int check_prepare(const char *name);
+void check_run(void);
+void check_exit(void);
+
+#endif /* MUTEXLAB_H */

@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: lab/check.sh   (settings come from the environment; see the Makefile)
+# make check VARIANT=x: the variant built in the check profile (KASAN), then
+# one guest boot per check, so that a check that crashes the guest costs no
+# other check its verdict. Writes RESULTS_DIR/VARIANT/check-<UTC>-<host>/
+# with one folder per check and verdict.json; exits 1 when a check failed.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+VARIANT=${VARIANT:-owner-field}
+PROFILE=check
+CHECKS=${CHECKS:-exclusion free_control free_article free_amdgpu locktorture ww_mutex}
+# Longest run of each of the lab's own checks, ms.
+CHECK_MS=${CHECK_MS:-3000}
+# The release window for the free-safety checks, ns: long enough that a
+# task waiting to take the lock can take it, use and free the object inside.
+RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-100000}
+# How long locktorture runs, s.
+PEER_SECS=${PEER_SECS:-10}
+RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+GUEST_APPEND=${GUEST_APPEND:-}
+
+KNOWN_CHECKS="exclusion free_control free_article free_amdgpu locktorture ww_mutex"
+
+check_settings() {
+	local check
+	check_guest_settings
+	for check in $CHECKS; do
+		[[ " $KNOWN_CHECKS " == *" $check "* ]] ||
+			die "unknown check '$check'; checks: $KNOWN_CHECKS"
+	done
+	[[ "$CHECK_MS" =~ ^[1-9][0-9]*$ ]] || die "CHECK_MS must be a positive integer"
+	[[ "$PEER_SECS" =~ ^[1-9][0-9]*$ ]] || die "PEER_SECS must be a positive integer"
+	[[ "$RELEASE_WINDOW_NS" =~ ^[0-9]+$ ]] ||
+		die "RELEASE_WINDOW_NS must be a count of nanoseconds, got '$RELEASE_WINDOW_NS'"
+}
+
+# The kernel's own suites, built as modules by the check profile.
+peer_modules() {
+	printf '%s\n' "$BUILD/kernel/torture.ko" "$BUILD/kernel/locking/locktorture.ko" \
+		"$BUILD/kernel/locking/test-ww_mutex.ko"
+}
+
+check_append() {
+	local check=$1 append
+	case "$check" in
+	locktorture)
+		append="mutexlab.peer=locktorture mutexlab.peer_secs=$PEER_SECS"
+		append+=" mutexlab.peer_threads=$((2 * VCPUS))"
+		;;
+	ww_mutex) append="mutexlab.peer=ww_mutex" ;;
+	*) append="mutexlab.check=$check mutexlab.check_ms=$CHECK_MS" ;;
+	esac
+	# Only where the hazard is looked for; a kernel without the common
+	# series has no window to open.
+	if [[ "$check" == free_* && "$RELEASE_WINDOW_NS" != 0 ]] && uses_common_series "$VARIANT"; then
+		append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
+	fi
+	printf '%s %s\n' "$append" "$GUEST_APPEND"
+}
+
+expected_seconds() {
+	case "$1" in
+	locktorture) echo $((PEER_SECS + 5)) ;;
+	# Its stress tests run 2 s each, and slowly under KASAN and TCG.
+	ww_mutex) echo 60 ;;
+	*) echo $((CHECK_MS / 1000 + 5)) ;;
+	esac
+}
+
+# A crashed or failed guest is a verdict, not an error of the lab.
+run_check() {
+	local check=$1 dir="$OUT/$1"
+	mkdir -p "$dir"
+	log "check $check: $(check_append "$check")"
+	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$dir" "$(expected_seconds "$check")" \
+		"$(check_append "$check")" || log "check $check: the guest did not end cleanly"
+}
+
+write_manifest() {
+	local -a args=(--lab-root "$LAB_ROOT" --variant "$VARIANT" --profile "$PROFILE"
+		--series-sha256 "$(series_hash "$VARIANT")"
+		--debian-source-version "$(kernel_source_version)"
+		--mutex-object "$BUILD/kernel/locking/mutex.o")
+	local item
+	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
+	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
+	for item in VCPUS MEM_MB ACCEL CHECKS CHECK_MS RELEASE_WINDOW_NS PEER_SECS GUEST_APPEND; do
+		args+=(--param "${item,,}=${!item}")
+	done
+	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
+}
+
+main() {
+	local check verdict_status=0
+	require_variant "$VARIANT"
+	check_settings
+	STEP_TIMES_FILE=$(mktemp)
+	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
+	timed_step deps "$LAB_ROOT/lab/deps.sh"
+	timed_step tree "$LAB_ROOT/lab/tree.sh" "$VARIANT"
+	timed_step build "$LAB_ROOT/lab/build.sh" "$VARIANT" "$PROFILE"
+	BUILD=$(build_dir "$VARIANT" "$PROFILE")
+
+	OUT="$RESULTS_DIR/$VARIANT/check-$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)"
+	mkdir -p "$OUT"
+	log "result folder: $OUT"
+	cp "$BUILD/.config" "$OUT/kernel.config"
+	local -a peers
+	mapfile -t peers < <(peer_modules)
+	timed_step initramfs "$LAB_ROOT/guest/mkinitramfs.sh" \
+		"$BUILD/bench-module/mutexlab.ko" "$OUT/initramfs.cpio" "${peers[@]}"
+	for check in $CHECKS; do
+		timed_step "$check" run_check "$check"
+	done
+	rm -f "$OUT/initramfs.cpio"
+	"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" "$OUT" || verdict_status=$?
+	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
+	write_manifest
+	case "$verdict_status" in
+	0) log "all checks passed; result set: $OUT" ;;
+	1) die "checks failed (verdict above); result set: $OUT" ;;
+	*) die "could not judge the checks; result set kept in $OUT" ;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The make check judge on a real owner-field check set (KASAN caught the
+article pattern there) and on broken copies of it."""
+import json
+import shutil
+
+import pytest
+
+from check_verdict import judge_set, kasan_evidence, main
+from conftest import FIXTURES
+
+REAL_SET = FIXTURES / "check-owner-field"
+
+
+@pytest.fixture
+def check_set(tmp_path):
+    dest = tmp_path / "set"
+    shutil.copytree(REAL_SET, dest)
+    return dest
+
+
+def by_name(verdict, name):
+    (result,) = [c for c in verdict["checks"] if c["check"] == name]
+    return result
+
+
+def test_real_set_verdict():
+    verdict = judge_set(REAL_SET)
+    assert verdict["verdict"] == {"mutual_exclusion": "ok", "free_safe": "no",
+                                  "free_safety_control": "ok"}
+    assert verdict["outcome"] == "checks-failed"
+    assert [c["check"] for c in verdict["checks"]] == [
+        "exclusion", "locktorture", "ww_mutex", "free_control",
+        "free_article", "free_amdgpu"]
+    assert [c["check"] for c in verdict["checks"] if not c["ok"]] == ["free_article"]
+    assert verdict["meta"]["sizeof_mutex"] == 32
+    assert by_name(verdict, "locktorture")["details"]["writes"]["fail"] == 0
+
+
+def test_kasan_evidence_names_the_access_and_the_freeing_site():
+    kasan = by_name(judge_set(REAL_SET), "free_article")["evidence"]["kasan"]
+    assert kasan["kind"] == "use-after-free"
+    assert kasan["access"].startswith("Write of size 4 at addr")
+    # Unwinder guesses ("? ") and KASAN's own frames are left out.
+    assert [f.split("+")[0] for f in kasan["access_stack"][:4]] == [
+        "do_raw_spin_lock", "__mutex_unlock_slowpath.constprop.0",
+        "mutex_unlock", "article_worker_fn"]
+    assert kasan["freed_stack"][0].startswith("article_worker_fn+")
+
+
+def test_no_kasan_report_gives_no_evidence():
+    assert kasan_evidence("Booting...\nmutexlab: ok\n") is None
+
+
+def test_main_writes_verdict_files_and_fails(check_set, capsys):
+    assert main(["check_verdict.py", str(check_set)]) == 1
+    ktap = (check_set / "verdict.ktap").read_text()
+    assert ktap.startswith("KTAP version 1\n1..6\n")
+    assert "not ok 5 - free_article # guest outcome: crashed" in ktap
+    assert "# Totals: pass:5 fail:1" in ktap
+    assert json.loads((check_set / "verdict.json").read_text())["verdict"]["free_safe"] == "no"
+    assert "free_safe: no" in capsys.readouterr().out
+
+
+def test_all_passing_set_passes(check_set):
+    shutil.rmtree(check_set / "free_article")
+    verdict = judge_set(check_set)
+    assert verdict["outcome"] == "checks-passed"
+    assert verdict["verdict"]["free_safe"] == "yes"
+    assert main(["check_verdict.py", str(check_set)]) == 0
+
+
+def rewrite(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+# Mutants of the inputs: each must turn its check to not ok.
+
+def test_locktorture_failure_is_caught(check_set):
+    raw = check_set / "locktorture" / "results.raw"
+    rewrite(raw, "Fail: 0", "Fail: 1")
+    verdict = judge_set(check_set)
+    assert not by_name(verdict, "locktorture")["ok"]
+    assert verdict["verdict"]["mutual_exclusion"] == "broken"
+
+
+def test_locktorture_without_success_line_is_caught(check_set):
+    rewrite(check_set / "locktorture" / "results.raw",
+            "End of test: SUCCESS", "End of test: FAILURE")
+    assert not by_name(judge_set(check_set), "locktorture")["ok"]
+
+
+def test_ww_mutex_failure_is_caught(check_set):
+    run = check_set / "ww_mutex" / "run.json"
+    rewrite(run, '"guest_exit_status": "0"', '"guest_exit_status": "1"')
+    rewrite(run, '"outcome": "ok"', '"outcome": "guest-error"')
+    rewrite(check_set / "ww_mutex" / "results.raw",
+            "All ww mutex selftests passed", "ww mutex selftest failed")
+    result = by_name(judge_set(check_set), "ww_mutex")
+    assert not result["ok"]
+    assert "test-ww_mutex failed to load: a test failed" in result["problems"]
+
+
+def test_exclusion_not_ok_is_caught(check_set):
+    rewrite(check_set / "exclusion" / "results.raw",
+            "ok 1 - exclusion/mutual_exclusion",
+            "not ok 1 - exclusion/mutual_exclusion # two owners at once")
+    verdict = judge_set(check_set)
+    assert verdict["verdict"]["mutual_exclusion"] == "broken"
+
+
+def test_truncated_check_output_is_caught(check_set):
+    raw = check_set / "free_amdgpu" / "results.raw"
+    raw.write_text(raw.read_text().split("# Totals")[0])
+    result = by_name(judge_set(check_set), "free_amdgpu")
+    assert not result["ok"]
+    assert any("did not finish" in p for p in result["problems"])
+
+
+def test_failed_control_makes_free_safety_unknown(check_set):
+    shutil.copy(check_set / "free_article" / "run.json",
+                check_set / "free_control" / "run.json")
+    verdict = judge_set(check_set)
+    assert verdict["verdict"]["free_safety_control"] == "broken"
+    assert verdict["verdict"]["free_safe"] == "unknown: the control failed"
+
+
+def test_check_that_never_ran_fails(check_set):
+    (check_set / "free_amdgpu" / "run.json").unlink()
+    result = by_name(judge_set(check_set), "free_amdgpu")
+    assert not result["ok"] and result["problems"] == ["the check never ran"]
