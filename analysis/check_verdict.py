@@ -3,8 +3,10 @@
 """Judge a `make check` result set: one folder per check, each one boot.
 
 Usage: analysis/check_verdict.py CHECK_SET_DIR
+       analysis/check_verdict.py --tally CHECK_SET_DIR...
 Writes verdict.json and verdict.ktap into CHECK_SET_DIR and prints them.
 Exit status: 0 all checks passed, 1 a check failed, 2 nothing to judge.
+With --tally, counts per check the sets (already judged) in which it failed.
 
 A check passes when its guest ended cleanly (no oops, BUG, WARNING, KASAN
 report or hung task on the console; exit status 0) and its own results say
@@ -220,7 +222,34 @@ def judge_set(out):
             "meta": meta, "checks": results}
 
 
+def tally(set_dirs):
+    """{check: {"runs": n, "failed": n, "evidence": [first KASAN title...]}}"""
+    counts = {}
+    for d in set_dirs:
+        verdict = json.loads(read(Path(d) / "verdict.json"))
+        for c in verdict["checks"]:
+            entry = counts.setdefault(c["check"], {"runs": 0, "failed": 0,
+                                                   "evidence": []})
+            entry["runs"] += 1
+            if not c["ok"]:
+                entry["failed"] += 1
+                kasan = (c["evidence"] or {}).get("kasan")
+                entry["evidence"].append(kasan["title"] if kasan
+                                         else "; ".join(c["problems"][:1]))
+    return counts
+
+
+def print_tally(counts):
+    print(f"{'check':<14} {'runs':>4} {'failed':>6}  first evidence")
+    for name, c in counts.items():
+        first = c["evidence"][0] if c["evidence"] else ""
+        print(f"{name:<14} {c['runs']:>4} {c['failed']:>6}  {first}")
+
+
 def main(argv):
+    if len(argv) > 2 and argv[1] == "--tally":
+        print_tally(tally(argv[2:]))
+        return 0
     if len(argv) != 2:
         sys.exit(__doc__)
     out = Path(argv[1])

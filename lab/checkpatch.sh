@@ -25,6 +25,12 @@ if [ "${#files[@]}" = 0 ]; then
 	shopt -u nullglob
 fi
 
+# checkpatch.pl takes any file that git tracks in the current directory for
+# a source file (--file), a patch included: run it from the kernel tree,
+# where none of the lab's files is tracked.
+mapfile -t files < <(realpath -- "${files[@]}")
+cd "$(pristine_dir)"
+
 failed=0
 for file in "${files[@]}"; do
 	case "$file" in

@@ -53,6 +53,8 @@ require_variant() {
 	# kill the writer with SIGPIPE and fail a name that is there.
 	grep -qxF -- "$variant" <<<"$variants" ||
 		die "unknown VARIANT '$variant'; variants in $VARIANTS_DIR: ${variants//$'\n'/ }"
+	# Here, not in the subshells that list the series, where die is lost.
+	extended_variant_dir "$variant" >/dev/null
 }
 
 # A variant builds on the common series unless its folder has a file named

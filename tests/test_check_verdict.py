@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from check_verdict import judge_set, kasan_evidence, main
+from check_verdict import judge_set, kasan_evidence, main, tally
 from conftest import FIXTURES
 
 REAL_SET = FIXTURES / "check-owner-field"
@@ -131,3 +131,17 @@ def test_check_that_never_ran_fails(check_set):
     (check_set / "free_amdgpu" / "run.json").unlink()
     result = by_name(judge_set(check_set), "free_amdgpu")
     assert not result["ok"] and result["problems"] == ["the check never ran"]
+
+
+def test_tally_counts_failed_runs(check_set, tmp_path, capsys):
+    passing = tmp_path / "passing"
+    shutil.copytree(check_set, passing)
+    shutil.rmtree(passing / "free_article")
+    for d in (check_set, passing):
+        main(["check_verdict.py", str(d)])
+    counts = tally([check_set, passing, check_set])
+    assert counts["free_article"]["runs"] == 2
+    assert counts["free_article"]["failed"] == 2
+    assert counts["exclusion"] == {"runs": 3, "failed": 0, "evidence": []}
+    assert counts["free_article"]["evidence"][0].startswith(
+        "BUG: KASAN: use-after-free in do_raw_spin_lock")

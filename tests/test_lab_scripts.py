@@ -21,6 +21,41 @@ def test_bad_settings_are_refused(tmp_path):
         assert setting in r.stderr, r.stderr
 
 
+def test_bad_check_settings_are_refused(tmp_path):
+    for setting, value, message in (
+            ("CHECKS", "nonsense", "unknown check 'nonsense'"),
+            ("CHECK_MS", "0", "CHECK_MS"), ("PEER_SECS", "x", "PEER_SECS"),
+            ("RELEASE_WINDOW_NS", "-5", "RELEASE_WINDOW_NS")):
+        r = run_make("check", tmp_path, **{setting: value})
+        assert r.returncode != 0, setting
+        assert message in r.stderr, r.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_mutants_extend_a_real_variant(tmp_path):
+    mutants = LAB_ROOT / "tests" / "mutants"
+    listed = run_make("variants", tmp_path, VARIANTS_DIR=mutants).stdout.split()
+    assert listed == ["touch-after-release", "trylock-steals"]
+    patches = subprocess.run(
+        ["bash", "-c", "source lab/lib.sh && variant_patches trylock-steals"],
+        cwd=LAB_ROOT, env={"VARIANTS_DIR": str(mutants), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=True).stdout.split()
+    # common, then owner-field's, then the mutant's own.
+    assert [p.split("/")[-2] for p in patches] == [
+        "common", "common", "owner-field", "trylock-steals"]
+
+
+def test_mutant_extending_an_unknown_variant_is_refused(tmp_path):
+    mutant = tmp_path / "mutants" / "orphan"
+    mutant.mkdir(parents=True)
+    (mutant / "README.md").write_text("test\n")
+    (mutant / "extends").write_text("no-such-variant\n")
+    r = run_make("check", tmp_path, VARIANT="orphan",
+                 VARIANTS_DIR=tmp_path / "mutants")
+    assert r.returncode != 0
+    assert "extends 'no-such-variant'" in r.stderr
+
+
 def test_variants_listing_skips_common_and_test_variants(tmp_path):
     listed = run_make("variants", tmp_path).stdout.split()
     assert "owner-field" in listed
@@ -45,7 +80,8 @@ def test_release_window_needs_the_common_series(tmp_path):
 
 SHELL_SCRIPTS = ["lab/bench.sh", "lab/build.sh", "lab/checkpatch.sh",
                  "lab/deps.sh", "lab/interleave.sh", "lab/lib.sh",
-                 "lab/tree.sh", "lab/check.sh", "guest/mkinitramfs.sh",
+                 "lab/tree.sh", "lab/check.sh", "lab/check_repeat.sh",
+                 "guest/mkinitramfs.sh",
                  ".ci/run"]
 
 

@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: RUNS=10 VARIANT=x CHECKS="free_article" lab/check_repeat.sh
+# Runs make check RUNS times (other settings are lab/check.sh's) and counts,
+# per check, the runs in which it failed: how reliably a hazard is caught,
+# and how often a check raises a false alarm.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+RUNS=${RUNS:-10}
+VARIANT=${VARIANT:-owner-field}
+RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+export VARIANT RESULTS_DIR
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
+
+sets=()
+for run in $(seq 1 "$RUNS"); do
+	log "run $run/$RUNS of make check VARIANT=$VARIANT"
+	# A failing check is what is being counted, not an error.
+	"$LAB_ROOT/lab/check.sh" >&2 || true
+	latest=$(find "$RESULTS_DIR/$VARIANT" -mindepth 1 -maxdepth 1 -type d \
+		-name 'check-*' | sort | tail -n 1)
+	[ -f "$latest/verdict.json" ] || die "run $run left no verdict (see above)"
+	sets+=("$latest")
+done
+"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" --tally "${sets[@]}"
