@@ -44,4 +44,4 @@ help:
 	@echo '  RELEASE_WINDOW_NS LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'
 	@echo 'Settings (check): VARIANT VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'
 	@echo '  free_amdgpu locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'
-	@echo '  (default 100000 for the free_* checks); see lab/check.sh'
+	@echo '  (default 1000000 for the free_* checks); see lab/check.sh'

@@ -13,6 +13,9 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fairness import jain_index, max_min_ratio, starved  # noqa: E402
+
 KTAP_RESULT = re.compile(
     r"^(?P<ok>ok|not ok) (?P<number>\d+)(?: - (?P<name>[^#]*?))?\s*"
     r"(?:#\s*(?P<directive>.*))?$")
@@ -108,24 +111,48 @@ def check_complete(parsed):
                             + (f" # {test['directive']}" if test["directive"] else ""))
 
 
+def coefficient_of_variation(values):
+    """stdev / mean over repetitions; None with fewer than two."""
+    if len(values) < 2 or statistics.mean(values) == 0:
+        return None
+    return statistics.stdev(values) / statistics.mean(values)
+
+
 def summarise(points):
-    """Per (workload, threads): throughput median and range over reps."""
+    """Per (workload, threads): throughput median, range and CV over reps,
+    and fairness (median Jain's index, worst max/min, starved reps)."""
     groups = {}
     for p in points:
-        groups.setdefault((p["workload"], p["threads"]), []).append(p["per_sec"])
-    return [{"workload": w, "threads": t, "reps": len(v),
-             "median_per_sec": statistics.median(v),
-             "min_per_sec": min(v), "max_per_sec": max(v)}
-            for (w, t), v in sorted(groups.items())]
+        groups.setdefault((p["workload"], p["threads"]), []).append(p)
+    rows = []
+    for (w, t), group in sorted(groups.items()):
+        rates = [p["per_sec"] for p in group]
+        jains = [j for j in (jain_index(p["acquisitions"]) for p in group)
+                 if j is not None]
+        rows.append({
+            "workload": w, "threads": t, "reps": len(rates),
+            "median_per_sec": statistics.median(rates),
+            "min_per_sec": min(rates), "max_per_sec": max(rates),
+            "cv": coefficient_of_variation(rates),
+            "jain_median": statistics.median(jains) if jains else None,
+            "max_min_ratio_worst": max(max_min_ratio(p["acquisitions"])
+                                       for p in group),
+            "starved_reps": sum(starved(p["acquisitions"]) for p in group),
+        })
+    return rows
 
 
 def format_summary(summary):
     rows = [f"{'workload':<12} {'threads':>7} {'reps':>4} "
-            f"{'median Mops/s':>13} {'range':>17}"]
+            f"{'median Mops/s':>13} {'range':>17} {'CV':>6} "
+            f"{'Jain':>5} {'starved':>7}"]
     for s in summary:
+        cv = f"{100 * s['cv']:.1f}%" if s["cv"] is not None else "-"
+        jain = f"{s['jain_median']:.3f}" if s["jain_median"] is not None else "-"
         rows.append(f"{s['workload']:<12} {s['threads']:>7} {s['reps']:>4} "
                     f"{s['median_per_sec'] / 1e6:>13.3f} "
-                    f"{s['min_per_sec'] / 1e6:>8.3f}-{s['max_per_sec'] / 1e6:<8.3f}")
+                    f"{s['min_per_sec'] / 1e6:>8.3f}-{s['max_per_sec'] / 1e6:<8.3f}"
+                    f" {cv:>6} {jain:>5} {s['starved_reps']:>3}/{s['reps']:<3}")
     return "\n".join(rows)
 
 

@@ -53,7 +53,7 @@ static unsigned int check_threads;
 module_param(check_threads, uint, 0444);
 MODULE_PARM_DESC(check_threads, "Threads of a check (default: 2*online CPUs + 2)");
 
-static unsigned int check_rounds = 500;
+static unsigned int check_rounds = 10000;
 module_param(check_rounds, uint, 0444);
 MODULE_PARM_DESC(check_rounds, "Objects freed by a free-safety check");
 
@@ -376,6 +376,27 @@ static void start_round(struct free_run *run, struct shared_obj *obj)
 	wake_up_all(&run->round_wait);
 }
 
+/* The release window as /init read it, us. */
+static unsigned int window_us;
+
+/*
+ * The hazard needs three tasks: the first owner, sleeping; a waiter that
+ * went to sleep behind it; and a task that takes the lock inside the first
+ * owner's release window. That task unlocks with the waiter still queued,
+ * so its own unlock takes the slow path and opens a window in which the
+ * woken waiter takes the lock, drops the last reference and frees the
+ * object. Worker 0 arrives first, worker 1 during the first hold, the
+ * others around the first release, some of them inside its window.
+ */
+static unsigned int arrival_delay_us(unsigned int id)
+{
+	if (id == 0)
+		return 0;
+	if (id == 1)
+		return get_random_u32() % hold_us;
+	return hold_us + get_random_u32() % (2 * window_us + 1);
+}
+
 static int article_worker_fn(void *arg)
 {
 	struct free_worker *w = arg;
@@ -385,8 +406,7 @@ static int article_worker_fn(void *arg)
 	bool last;
 
 	while ((obj = next_round(run, &seen))) {
-		/* Staggered arrivals: some find the mutex in a release window. */
-		udelay(get_random_u32() % (hold_us + 1));
+		udelay(arrival_delay_us(w->id));
 		if (run->control)
 			spin_lock(&obj->spin);
 		else
@@ -608,6 +628,7 @@ int check_prepare(const char *name)
 	}
 	check_name = chosen->name;
 	nr_threads = check_threads ?: 2 * num_online_cpus() + 2;
+	window_us = max(mutexlab_release_window_ns, 0L) / NSEC_PER_USEC;
 	if (nr_threads > 256 || !check_ms || !hold_us || hold_us > 100000) {
 		pr_err("check_threads (1..256), check_ms (>0) or hold_us (1..100000) out of range\n");
 		return -EINVAL;

@@ -59,3 +59,29 @@ def test_guest_unlike_the_one_asked_for_is_a_problem(fixture_text):
     jiffies = text.replace('"online_cpus":2,',
                            '"online_cpus":2,"clocksource":"refined-jiffies",')
     assert any("jiffies" in p for p in results.parse_raw(jiffies)["problems"])
+
+
+def test_fairness_in_summary():
+    points = [results.with_rates({"workload": "contended", "threads": 2,
+                                  "elapsed_ns": 10**9, "acquisitions": a})
+              for a in ([5, 5], [9, 3], [8, 2])]
+    (row,) = results.summarise(points)
+    # Jain's index per rep: 1.0, 144/180 = 0.8, 100/136; median 0.8.
+    assert abs(row["jain_median"] - 0.8) < 1e-9
+    assert row["max_min_ratio_worst"] == 4.0
+    assert row["starved_reps"] == 2  # 9/2 > 3 and 8/2 > 2; not 5/2 > 5
+    assert abs(row["cv"] - 0.0) > 0.01
+    assert "Jain" in results.format_summary([row])
+
+
+def test_fairness_edge_cases():
+    from fairness import jain_index, max_min_ratio, starved
+    assert jain_index([]) is None and jain_index([0, 0]) is None
+    assert jain_index([10, 0]) == 0.5
+    assert max_min_ratio([3, 0]) == float("inf")
+    assert not starved([4, 2]) and starved([5, 2])
+
+
+def test_cv_needs_two_reps():
+    assert results.coefficient_of_variation([1.0]) is None
+    assert abs(results.coefficient_of_variation([1.0, 3.0]) - 2 ** 0.5 / 2) < 1e-9
