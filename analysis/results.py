@@ -138,21 +138,37 @@ def summarise(points):
             "max_min_ratio_worst": max(max_min_ratio(p["acquisitions"])
                                        for p in group),
             "starved_reps": sum(starved(p["acquisitions"]) for p in group),
+            "switches_per_acq": per_acquisition(group, "context_switches"),
+            "cpu_ns_per_acq": per_acquisition(group, "cpu_ns"),
         })
     return rows
+
+
+def per_acquisition(group, key):
+    """Median over reps of KEY / acquisitions; None where not measured
+    (result sets from before the module reported it)."""
+    ratios = [p[key] / p["total"] for p in group
+              if p.get(key) is not None and p["total"]]
+    return statistics.median(ratios) if ratios else None
+
+
+def fmt(value, spec):
+    return "-" if value is None else format(value, spec)
 
 
 def format_summary(summary):
     rows = [f"{'workload':<12} {'threads':>7} {'reps':>4} "
             f"{'median Mops/s':>13} {'range':>17} {'CV':>6} "
-            f"{'Jain':>5} {'starved':>7}"]
+            f"{'Jain':>5} {'starved':>7} {'csw/acq':>8} {'cpu ns/acq':>10}"]
     for s in summary:
         cv = f"{100 * s['cv']:.1f}%" if s["cv"] is not None else "-"
         jain = f"{s['jain_median']:.3f}" if s["jain_median"] is not None else "-"
         rows.append(f"{s['workload']:<12} {s['threads']:>7} {s['reps']:>4} "
                     f"{s['median_per_sec'] / 1e6:>13.3f} "
                     f"{s['min_per_sec'] / 1e6:>8.3f}-{s['max_per_sec'] / 1e6:<8.3f}"
-                    f" {cv:>6} {jain:>5} {s['starved_reps']:>3}/{s['reps']:<3}")
+                    f" {cv:>6} {jain:>5} {s['starved_reps']:>3}/{s['reps']:<3}"
+                    f" {fmt(s['switches_per_acq'], '.4f'):>8}"
+                    f" {fmt(s['cpu_ns_per_acq'], '.0f'):>10}")
     return "\n".join(rows)
 
 

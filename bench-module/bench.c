@@ -160,8 +160,30 @@ static void stop_workers(struct contended_run *run, struct worker *workers,
 	}
 }
 
+/* What the workers' scheduler accounting says, summed over them. */
+struct sched_counts {
+	u64 switches;	/* voluntary and involuntary context switches */
+	u64 cpu_ns;	/* CPU time, as of each task's last accounting */
+};
+
+static void snapshot_sched(struct worker *workers, int nr,
+			   struct sched_counts *c)
+{
+	int i;
+
+	c->switches = 0;
+	c->cpu_ns = 0;
+	for (i = 0; i < nr; i++) {
+		struct task_struct *t = workers[i].task;
+
+		c->switches += READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+		c->cpu_ns += READ_ONCE(t->se.sum_exec_runtime);
+	}
+}
+
 struct point_counts {
 	u64 *before, *after;
+	struct sched_counts sched_before, sched_after;
 	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
 	bool have_events;
 };
@@ -176,8 +198,10 @@ static void report_point(int test_nr, int nr, unsigned int rep, u64 elapsed_ns,
 		       nr, rep, elapsed_ns, cs_loops);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
-	results_printf("],\"mutual_exclusion\":%s,",
-		       exclusive ? "true" : "false");
+	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,",
+		       exclusive ? "true" : "false",
+		       c->sched_after.switches - c->sched_before.switches,
+		       c->sched_after.cpu_ns - c->sched_before.cpu_ns);
 	report_event_deltas(c->have_events, c->events_before, c->events_after);
 	results_printf("}\n");
 	results_printf("%sok %d - contended/%dt/rep%u\n",
@@ -219,9 +243,11 @@ static int run_contended_point(int test_nr, int nr, unsigned int rep)
 	msleep(warmup_ms);
 	c->have_events = snapshot_events(c->events_before);
 	snapshot(workers, nr, c->before);
+	snapshot_sched(workers, nr, &c->sched_before);
 	start = ktime_get_ns();
 	msleep(duration_ms);
 	snapshot(workers, nr, c->after);
+	snapshot_sched(workers, nr, &c->sched_after);
 	elapsed_ns = ktime_get_ns() - start;
 	if (c->have_events)
 		c->have_events = snapshot_events(c->events_after);
@@ -366,6 +392,22 @@ static void echo_params(const char *when)
 		unlock_probe_rounds, test_bug, test_unlocked, list);
 }
 
+/*
+ * What one ktime_get_ns() costs here, ns: under TCG the clocksource (hpet)
+ * is emulated, and any timing of short intervals pays this twice.
+ */
+static u64 timestamp_cost_ns(void)
+{
+	const unsigned int calls = 1000;
+	u64 t0, t1 = 0;
+	unsigned int i;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		t1 = ktime_get_ns();
+	return (t1 - t0) / calls;
+}
+
 static void report_meta(void)
 {
 	int i;
@@ -373,6 +415,7 @@ static void report_meta(void)
 	results_printf("{\"type\":\"meta\",\"uname_r\":\"%s\",\"uname_v\":\"%s\",\"online_cpus\":%u,\"clocksource\":\"%s\",\"sizeof_mutex\":%zu,",
 		       init_utsname()->release, init_utsname()->version,
 		       num_online_cpus(), mutexlab_clocksource, sizeof(struct mutex));
+	results_printf("\"timestamp_ns\":%llu,", timestamp_cost_ns());
 	/* A kernel without the lab's release window reports null. */
 	if (mutexlab_release_window_ns >= 0)
 		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);

@@ -85,3 +85,19 @@ def test_fairness_edge_cases():
 def test_cv_needs_two_reps():
     assert results.coefficient_of_variation([1.0]) is None
     assert abs(results.coefficient_of_variation([1.0, 3.0]) - 2 ** 0.5 / 2) < 1e-9
+
+
+def test_scheduler_figures_per_acquisition():
+    points = [results.with_rates({"workload": "contended", "threads": 2,
+                                  "elapsed_ns": 10**9, "acquisitions": [50, 50],
+                                  "context_switches": s, "cpu_ns": c})
+              for s, c in ((10, 10**6), (20, 2 * 10**6), (30, 3 * 10**6))]
+    (row,) = results.summarise(points)
+    assert row["switches_per_acq"] == 0.2
+    assert row["cpu_ns_per_acq"] == 20000
+    # Older result sets have no such fields: absent, not zero.
+    for p in points:
+        del p["context_switches"], p["cpu_ns"]
+    (row,) = results.summarise(points)
+    assert row["switches_per_acq"] is None and row["cpu_ns_per_acq"] is None
+    assert " - " in results.format_summary([row])
