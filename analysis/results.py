@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fairness import jain_index, max_min_ratio, starved  # noqa: E402
+from latency import percentiles  # noqa: E402
 
 KTAP_RESULT = re.compile(
     r"^(?P<ok>ok|not ok) (?P<number>\d+)(?: - (?P<name>[^#]*?))?\s*"
@@ -93,6 +94,8 @@ def parse_record(parsed, line, lineno):
 def with_rates(point):
     point["total"] = sum(point["acquisitions"])
     point["per_sec"] = point["total"] * 1e9 / point["elapsed_ns"]
+    hist = point.get("latency_log2_ns")
+    point["latency_ns"] = percentiles(hist) if hist else None
     return point
 
 
@@ -138,10 +141,21 @@ def summarise(points):
             "max_min_ratio_worst": max(max_min_ratio(p["acquisitions"])
                                        for p in group),
             "starved_reps": sum(starved(p["acquisitions"]) for p in group),
+            **latency_medians(group),
             "switches_per_acq": per_acquisition(group, "context_switches"),
             "cpu_ns_per_acq": per_acquisition(group, "cpu_ns"),
         })
     return rows
+
+
+def latency_medians(group):
+    """Median over reps of each point's p50, p99 and p99.9 (ns, log2
+    bucket upper bounds); None where latency was not sampled."""
+    out = {}
+    for name in ("p50", "p99", "p99_9"):
+        values = [p["latency_ns"][name] for p in group if p.get("latency_ns")]
+        out[f"latency_{name}_ns"] = statistics.median(values) if values else None
+    return out
 
 
 def per_acquisition(group, key):
@@ -159,7 +173,8 @@ def fmt(value, spec):
 def format_summary(summary):
     rows = [f"{'workload':<12} {'threads':>7} {'reps':>4} "
             f"{'median Mops/s':>13} {'range':>17} {'CV':>6} "
-            f"{'Jain':>5} {'starved':>7} {'csw/acq':>8} {'cpu ns/acq':>10}"]
+            f"{'Jain':>5} {'starved':>7} {'csw/acq':>8} {'cpu ns/acq':>10}"
+            f" {'p50 ns':>7} {'p99 ns':>7} {'p99.9 ns':>8}"]
     for s in summary:
         cv = f"{100 * s['cv']:.1f}%" if s["cv"] is not None else "-"
         jain = f"{s['jain_median']:.3f}" if s["jain_median"] is not None else "-"
@@ -168,7 +183,10 @@ def format_summary(summary):
                     f"{s['min_per_sec'] / 1e6:>8.3f}-{s['max_per_sec'] / 1e6:<8.3f}"
                     f" {cv:>6} {jain:>5} {s['starved_reps']:>3}/{s['reps']:<3}"
                     f" {fmt(s['switches_per_acq'], '.4f'):>8}"
-                    f" {fmt(s['cpu_ns_per_acq'], '.0f'):>10}")
+                    f" {fmt(s['cpu_ns_per_acq'], '.0f'):>10}"
+                    f" {fmt(s['latency_p50_ns'], '.0f'):>7}"
+                    f" {fmt(s['latency_p99_ns'], '.0f'):>7}"
+                    f" {fmt(s['latency_p99_9_ns'], '.0f'):>8}")
     return "\n".join(rows)
 
 

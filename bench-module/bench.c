@@ -20,6 +20,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -54,6 +55,14 @@ static unsigned int cs_loops = 50;
 module_param(cs_loops, uint, 0444);
 MODULE_PARM_DESC(cs_loops, "Shared-counter increments per critical section");
 
+/*
+ * A timestamp costs about 300 ns under TCG here, as much as a whole
+ * uncontended lock/unlock: time one acquisition in this many, not all.
+ */
+static unsigned int latency_every = 256;
+module_param(latency_every, uint, 0444);
+MODULE_PARM_DESC(latency_every, "Time one mutex_lock() in this many (0: none)");
+
 static unsigned int unlock_probe_rounds = 20;
 module_param(unlock_probe_rounds, uint, 0444);
 MODULE_PARM_DESC(unlock_probe_rounds, "Timed unlocks with a sleeping waiter (0: no probe)");
@@ -78,11 +87,36 @@ struct contended_run {
 	unsigned long shared ____cacheline_aligned_in_smp;
 };
 
+/* Acquisition latency: log2 buckets of ns, bucket k is [2^k, 2^(k+1)). */
+#define LATENCY_BUCKETS	40
+
 struct worker {
 	struct contended_run *run;
 	struct task_struct *task;
 	u64 acquisitions;
+	unsigned int latency_countdown;
+	u64 latency_hist[LATENCY_BUCKETS];
 } ____cacheline_aligned_in_smp;
+
+/* Times every latency_every-th mutex_lock() of a worker (0: none). */
+static void timed_lock(struct worker *w, struct mutex *lock)
+{
+	u64 t0, ns;
+	int b;
+
+	/* A countdown, not a modulo: a division is slow under TCG. */
+	if (!latency_every || --w->latency_countdown) {
+		mutex_lock(lock);
+		return;
+	}
+	w->latency_countdown = latency_every;
+	t0 = ktime_get_ns();
+	mutex_lock(lock);
+	ns = ktime_get_ns() - t0;
+	b = min_t(int, ilog2(ns | 1), LATENCY_BUCKETS - 1);
+	/* Only this thread writes it; the sweep reads it racily. */
+	WRITE_ONCE(w->latency_hist[b], w->latency_hist[b] + 1);
+}
 
 static void critical_section(struct contended_run *run)
 {
@@ -105,7 +139,7 @@ static int contended_worker(void *arg)
 		if (test_unlocked) {
 			critical_section(run);
 		} else {
-			mutex_lock(&run->lock);
+			timed_lock(w, &run->lock);
 			critical_section(run);
 			mutex_unlock(&run->lock);
 		}
@@ -124,6 +158,18 @@ static void snapshot(struct worker *workers, int nr, u64 *counts)
 		counts[i] = READ_ONCE(workers[i].acquisitions);
 }
 
+/* The workers' latency histograms, merged. */
+static void snapshot_latency(struct worker *workers, int nr, u64 *hist)
+{
+	int i, b;
+
+	for (b = 0; b < LATENCY_BUCKETS; b++) {
+		hist[b] = 0;
+		for (i = 0; i < nr; i++)
+			hist[b] += READ_ONCE(workers[i].latency_hist[b]);
+	}
+}
+
 static int start_workers(struct contended_run *run, struct worker *workers,
 			 int nr)
 {
@@ -131,6 +177,7 @@ static int start_workers(struct contended_run *run, struct worker *workers,
 
 	for (i = 0; i < nr; i++) {
 		workers[i].run = run;
+		workers[i].latency_countdown = latency_every;
 		workers[i].task = kthread_create(contended_worker, &workers[i],
 						 "mutexlab/%d", i);
 		if (IS_ERR(workers[i].task)) {
@@ -184,9 +231,25 @@ static void snapshot_sched(struct worker *workers, int nr,
 struct point_counts {
 	u64 *before, *after;
 	struct sched_counts sched_before, sched_after;
+	u64 latency_before[LATENCY_BUCKETS], latency_after[LATENCY_BUCKETS];
 	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
 	bool have_events;
 };
+
+/* The merged histogram, up to its last non-empty bucket. */
+static void report_latency(const struct point_counts *c)
+{
+	int b, last = -1;
+
+	for (b = 0; b < LATENCY_BUCKETS; b++)
+		if (c->latency_after[b] != c->latency_before[b])
+			last = b;
+	results_printf("\"latency_every\":%u,\"latency_log2_ns\":[", latency_every);
+	for (b = 0; b <= last; b++)
+		results_printf("%s%llu", b ? "," : "",
+			       c->latency_after[b] - c->latency_before[b]);
+	results_printf("],");
+}
 
 static void report_point(int test_nr, int nr, unsigned int rep, u64 elapsed_ns,
 			 const struct point_counts *c, bool exclusive)
@@ -202,6 +265,7 @@ static void report_point(int test_nr, int nr, unsigned int rep, u64 elapsed_ns,
 		       exclusive ? "true" : "false",
 		       c->sched_after.switches - c->sched_before.switches,
 		       c->sched_after.cpu_ns - c->sched_before.cpu_ns);
+	report_latency(c);
 	report_event_deltas(c->have_events, c->events_before, c->events_after);
 	results_printf("}\n");
 	results_printf("%sok %d - contended/%dt/rep%u\n",
@@ -244,10 +308,12 @@ static int run_contended_point(int test_nr, int nr, unsigned int rep)
 	c->have_events = snapshot_events(c->events_before);
 	snapshot(workers, nr, c->before);
 	snapshot_sched(workers, nr, &c->sched_before);
+	snapshot_latency(workers, nr, c->latency_before);
 	start = ktime_get_ns();
 	msleep(duration_ms);
 	snapshot(workers, nr, c->after);
 	snapshot_sched(workers, nr, &c->sched_after);
+	snapshot_latency(workers, nr, c->latency_after);
 	elapsed_ns = ktime_get_ns() - start;
 	if (c->have_events)
 		c->have_events = snapshot_events(c->events_after);
@@ -387,8 +453,8 @@ static void echo_params(const char *when)
 	for (i = 0; i < nr_thread_points; i++)
 		len += scnprintf(list + len, sizeof(list) - len, "%s%d",
 				 i ? "," : "", threads[i]);
-	pr_info("%s: duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
-		when, duration_ms, warmup_ms, reps, cs_loops,
+	pr_info("%s: duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
+		when, duration_ms, warmup_ms, reps, cs_loops, latency_every,
 		unlock_probe_rounds, test_bug, test_unlocked, list);
 }
 
@@ -421,8 +487,8 @@ static void report_meta(void)
 		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);
 	else
 		results_printf("\"release_window_ns\":null,");
-	results_printf("\"params\":{\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
-		       duration_ms, warmup_ms, reps, cs_loops,
+	results_printf("\"params\":{\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
+		       duration_ms, warmup_ms, reps, cs_loops, latency_every,
 		       unlock_probe_rounds, test_bug ? "true" : "false",
 		       test_unlocked ? "true" : "false");
 	for (i = 0; i < nr_thread_points; i++)

@@ -12,6 +12,8 @@ DURATION_MS=${DURATION_MS:-1000}
 WARMUP_MS=${WARMUP_MS:-100}
 REPS=${REPS:-5}
 CS_LOOPS=${CS_LOOPS:-50}
+# Time one mutex_lock() in this many for the latency histogram (0: none).
+LATENCY_EVERY=${LATENCY_EVERY:-256}
 # Comma-separated thread counts; empty means 1 .. 2*VCPUS.
 THREADS=${THREADS:-}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
@@ -34,6 +36,8 @@ check_settings() {
 			die "$name must be a positive integer, got '$value'"
 		fi
 	done
+	[[ "$LATENCY_EVERY" =~ ^[0-9]+$ ]] ||
+		die "LATENCY_EVERY must be 0 or a positive integer, got '$LATENCY_EVERY'"
 	[[ -z "$THREADS" || "$THREADS" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
 		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
 }
@@ -49,6 +53,7 @@ thread_points() {
 module_append() {
 	local append="mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
 	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS"
+	append+=" mutexlab.latency_every=$LATENCY_EVERY"
 	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
 	[ "$RELEASE_WINDOW_NS" = 0 ] || append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
 	printf '%s %s\n' "$append" "$GUEST_APPEND"
@@ -73,7 +78,7 @@ write_manifest() {
 	local item
 	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
 	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
-	for item in VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS THREADS \
+	for item in VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS LATENCY_EVERY THREADS \
 		RELEASE_WINDOW_NS GUEST_APPEND; do
 		args+=(--param "${item,,}=${!item}")
 	done

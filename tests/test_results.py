@@ -101,3 +101,30 @@ def test_scheduler_figures_per_acquisition():
     (row,) = results.summarise(points)
     assert row["switches_per_acq"] is None and row["cpu_ns_per_acq"] is None
     assert " - " in results.format_summary([row])
+
+
+def test_latency_percentiles_from_log2_buckets():
+    from latency import percentiles
+    # 1000 samples: 900 in [256, 512) ns, 90 in [4096, 8192), 10 in [2^20, 2^21).
+    hist = [0] * 21
+    hist[8], hist[12], hist[20] = 900, 90, 10
+    p = percentiles(hist)
+    assert p == {"p50": 512, "p90": 512, "p99": 8192, "p99_9": 2 ** 21,
+                 "max": 2 ** 21}
+    assert percentiles([0, 0]) is None
+
+
+def test_latency_in_points_and_summary():
+    points = [results.with_rates({"workload": "contended", "threads": 2,
+                                  "elapsed_ns": 10**9, "acquisitions": [5, 5],
+                                  "latency_log2_ns": [0, 0, 0, 4, k]})
+              for k in (0, 1, 100)]
+    assert points[0]["latency_ns"]["max"] == 16
+    assert points[2]["latency_ns"]["p50"] == 32
+    (row,) = results.summarise(points)
+    assert row["latency_p50_ns"] == 16 and row["latency_p99_9_ns"] == 32
+    # Without sampling: absent, not zero.
+    (row,) = results.summarise([results.with_rates(
+        {"workload": "contended", "threads": 1, "elapsed_ns": 1,
+         "acquisitions": [1]})])
+    assert row["latency_p99_ns"] is None
