@@ -102,7 +102,8 @@ def kasan_evidence(console_text):
 def judge_module_check(run, raw_text):
     parsed = parse_raw(raw_text)
     details = {"records": parsed.get("checks", []),
-               "tests": parsed["tests"]}
+               "tests": parsed["tests"],
+               "release_window_ns": (parsed["meta"] or {}).get("release_window_ns")}
     return not parsed["problems"], parsed["problems"], details
 
 
@@ -167,6 +168,12 @@ def property_verdicts(results):
         else:
             verdicts[prop] = ("yes" if all(r["ok"] for r in judged)
                               else "no")
+    # Without a window the hazard is a few instructions wide: a pass then
+    # says little (the stock variant has no window to open).
+    free = [r for r in results if PROPERTIES[r["check"]] == "free_safe"]
+    if verdicts["free_safe"] == "yes" and not all(
+            (r.get("details") or {}).get("release_window_ns") for r in free):
+        verdicts["free_safe"] = "yes, but without a release window: weak evidence"
     # A detector that fires on the control proves nothing about the design.
     if (verdicts["free_safety_control"] == "broken"
             and verdicts["free_safe"] != "not checked"):

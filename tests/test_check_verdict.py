@@ -145,3 +145,11 @@ def test_tally_counts_failed_runs(check_set, tmp_path, capsys):
     assert counts["exclusion"] == {"runs": 3, "failed": 0, "evidence": []}
     assert counts["free_article"]["evidence"][0].startswith(
         "BUG: KASAN: use-after-free in do_raw_spin_lock")
+
+
+def test_free_safe_without_a_window_is_weak(check_set):
+    shutil.rmtree(check_set / "free_article")
+    rewrite(check_set / "free_amdgpu" / "results.raw",
+            '"release_window_ns":100000', '"release_window_ns":0')
+    verdict = judge_set(check_set)
+    assert verdict["verdict"]["free_safe"].startswith("yes, but without a release window")
