@@ -19,7 +19,9 @@ def per_thread_medians(result_dir):
     points = json.loads((Path(result_dir) / "results.json").read_text())["points"]
     by_threads = {}
     for p in points:
-        by_threads.setdefault(p["threads"], []).append(p["per_sec"])
+        # Older sets have contended points only, without the field.
+        if p.get("workload", "contended") == "contended":
+            by_threads.setdefault(p["threads"], []).append(p["per_sec"])
     return {t: statistics.median(v) for t, v in by_threads.items()}
 
 

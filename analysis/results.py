@@ -135,6 +135,8 @@ def summarise(points):
         rows.append({
             "workload": w, "threads": t, "reps": len(rates),
             "median_per_sec": statistics.median(rates),
+            # For uncontended: the cost of one lock/unlock pair.
+            "ns_per_acq": 1e9 / statistics.median(rates),
             "min_per_sec": min(rates), "max_per_sec": max(rates),
             "cv": coefficient_of_variation(rates),
             "jain_median": statistics.median(jains) if jains else None,

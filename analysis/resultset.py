@@ -40,25 +40,35 @@ def check_result_set(path):
     problems += [f"results: {p}" for p in results.get("problems", [])]
     reps = int(manifest.get("parameters", {}).get("reps") or 0)
     if "parameters" in manifest and "vcpus" in manifest:
+        # Sets from before the workloads setting ran contended only.
+        workloads = (manifest["parameters"].get("workloads")
+                     or "contended").split(",")
         problems += check_points(results["points"],
-                                 expected_thread_counts(manifest), reps)
+                                 expected_thread_counts(manifest), reps,
+                                 workloads)
     return problems
 
 
-def check_points(points, thread_counts, reps):
+def check_points(points, thread_counts, reps, workloads=("contended",)):
+    """Every workload asked for, at each of its thread counts, REPS times."""
     problems = []
     seen = {}
     for p in points:
-        seen.setdefault(p["threads"], []).append(p)
+        seen.setdefault((p["workload"], p["threads"]), []).append(p)
         if len(p["acquisitions"]) != p["threads"]:
-            problems.append(f"{p['threads']}t rep {p['rep']}: "
+            problems.append(f"{p['workload']} {p['threads']}t rep {p['rep']}: "
                             f"{len(p['acquisitions'])} per-thread counts")
         if p["total"] <= 0:
-            problems.append(f"{p['threads']}t rep {p['rep']}: no acquisitions")
-    for t in thread_counts:
-        if len(seen.get(t, [])) != reps:
-            problems.append(f"{t} threads: {len(seen.get(t, []))} of "
-                            f"{reps} repetitions present")
+            problems.append(f"{p['workload']} {p['threads']}t rep {p['rep']}: "
+                            "no acquisitions")
+    expected = [("contended", t) for t in thread_counts
+                if "contended" in workloads]
+    if "uncontended" in workloads:
+        expected.append(("uncontended", 1))
+    for key in expected:
+        if len(seen.get(key, [])) != reps:
+            problems.append(f"{key[0]} {key[1]} threads: "
+                            f"{len(seen.get(key, []))} of {reps} repetitions present")
     return problems
 
 

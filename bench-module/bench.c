@@ -26,6 +26,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/string.h>
 #include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -76,8 +77,28 @@ static bool test_unlocked;
 module_param(test_unlocked, bool, 0444);
 MODULE_PARM_DESC(test_unlocked, "TEST ONLY: skip the mutex, so the exclusion check must fail");
 
-/* One contended run: the lock and the state it protects. */
+/* The workloads, chosen by name with workloads=a,b (locktorture's ops). */
+struct workload {
+	const char *name;
+	bool single;	/* one thread, whatever the thread sweep */
+	bool empty_cs;	/* no work under the lock: the cost of a pair */
+};
+
+static const struct workload workload_table[] = {
+	{ .name = "uncontended", .single = true, .empty_cs = true },
+	{ .name = "contended" },
+};
+
+static char *workloads = "uncontended,contended";
+module_param(workloads, charp, 0444);
+MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended");
+
+static bool workload_on[ARRAY_SIZE(workload_table)];
+
+/* One run of a point: the lock and the state it protects. */
 struct contended_run {
+	const struct workload *wl;
+	unsigned int cs_loops;
 	struct mutex lock;
 	struct completion all_ready;
 	struct completion start;
@@ -123,7 +144,7 @@ static void critical_section(struct contended_run *run)
 	unsigned int i;
 
 	/* Plain read-modify-write: overlapping owners lose increments. */
-	for (i = 0; i < cs_loops; i++)
+	for (i = 0; i < run->cs_loops; i++)
 		WRITE_ONCE(run->shared, READ_ONCE(run->shared) + 1);
 }
 
@@ -251,14 +272,15 @@ static void report_latency(const struct point_counts *c)
 	results_printf("],");
 }
 
-static void report_point(int test_nr, int nr, unsigned int rep, u64 elapsed_ns,
+static void report_point(const struct contended_run *run, int test_nr,
+			 int nr, unsigned int rep, u64 elapsed_ns,
 			 const struct point_counts *c, bool exclusive)
 {
 	const u64 *before = c->before, *after = c->after;
 	int i;
 
-	results_printf("{\"type\":\"point\",\"workload\":\"contended\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"acquisitions\":[",
-		       nr, rep, elapsed_ns, cs_loops);
+	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"acquisitions\":[",
+		       run->wl->name, nr, rep, elapsed_ns, run->cs_loops);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
 	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,",
@@ -268,12 +290,13 @@ static void report_point(int test_nr, int nr, unsigned int rep, u64 elapsed_ns,
 	report_latency(c);
 	report_event_deltas(c->have_events, c->events_before, c->events_after);
 	results_printf("}\n");
-	results_printf("%sok %d - contended/%dt/rep%u\n",
-		       exclusive ? "" : "not ", test_nr, nr, rep);
+	results_printf("%sok %d - %s/%dt/rep%u\n",
+		       exclusive ? "" : "not ", test_nr, run->wl->name, nr, rep);
 }
 
 /* Returns 1 when the point passed, 0 when it failed, or -errno. */
-static int run_contended_point(int test_nr, int nr, unsigned int rep)
+static int run_point(int test_nr, const struct workload *wl, int nr,
+		     unsigned int rep)
 {
 	struct contended_run *run;
 	struct worker *workers;
@@ -293,6 +316,8 @@ static int run_contended_point(int test_nr, int nr, unsigned int rep)
 		err = -ENOMEM;
 		goto out_free;
 	}
+	run->wl = wl;
+	run->cs_loops = wl->empty_cs ? 0 : cs_loops;
 	mutex_init(&run->lock);
 	init_completion(&run->all_ready);
 	init_completion(&run->start);
@@ -321,9 +346,9 @@ static int run_contended_point(int test_nr, int nr, unsigned int rep)
 
 	for (i = 0; i < nr; i++)
 		total += workers[i].acquisitions;
-	exclusive = run->shared == total * cs_loops;
-	report_point(test_nr, nr, rep, elapsed_ns, c, exclusive);
-	pr_info("contended %dt rep %u: %llu acquisitions%s\n", nr, rep, total,
+	exclusive = run->shared == total * run->cs_loops;
+	report_point(run, test_nr, nr, rep, elapsed_ns, c, exclusive);
+	pr_info("%s %dt rep %u: %llu acquisitions%s\n", wl->name, nr, rep, total,
 		exclusive ? "" : ", MUTUAL EXCLUSION BROKEN");
 	err = exclusive;
 	goto out_free;
@@ -453,8 +478,9 @@ static void echo_params(const char *when)
 	for (i = 0; i < nr_thread_points; i++)
 		len += scnprintf(list + len, sizeof(list) - len, "%s%d",
 				 i ? "," : "", threads[i]);
-	pr_info("%s: duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
-		when, duration_ms, warmup_ms, reps, cs_loops, latency_every,
+	pr_info("%s: workloads=%s duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
+		when, workloads, duration_ms, warmup_ms, reps, cs_loops,
+		latency_every,
 		unlock_probe_rounds, test_bug, test_unlocked, list);
 }
 
@@ -487,18 +513,52 @@ static void report_meta(void)
 		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);
 	else
 		results_printf("\"release_window_ns\":null,");
-	results_printf("\"params\":{\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
-		       duration_ms, warmup_ms, reps, cs_loops, latency_every,
-		       unlock_probe_rounds, test_bug ? "true" : "false",
+	results_printf("\"params\":{\"workloads\":\"%s\",\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
+		       workloads, duration_ms, warmup_ms, reps, cs_loops,
+		       latency_every, unlock_probe_rounds, test_bug ? "true" : "false",
 		       test_unlocked ? "true" : "false");
 	for (i = 0; i < nr_thread_points; i++)
 		results_printf("%s%d", i ? "," : "", threads[i]);
 	results_printf("]}}\n");
 }
 
+/* Sets workload_on[] from the workloads parameter. */
+static int parse_workloads(void)
+{
+	char *list, *cursor, *name;
+	bool found;
+	size_t w;
+	int ret = 0;
+
+	list = kstrdup(workloads, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	cursor = list;
+	while ((name = strsep(&cursor, ",")) && !ret) {
+		found = false;
+		for (w = 0; w < ARRAY_SIZE(workload_table); w++) {
+			if (!strcmp(name, workload_table[w].name)) {
+				workload_on[w] = true;
+				found = true;
+			}
+		}
+		if (!found) {
+			pr_err("unknown workload '%s' (uncontended, contended)\n",
+			       name);
+			ret = -EINVAL;
+		}
+	}
+	kfree(list);
+	return ret;
+}
+
 static int check_params(void)
 {
-	int i;
+	int i, ret;
+
+	ret = parse_workloads();
+	if (ret)
+		return ret;
 
 	if (!nr_thread_points) {
 		/* Default sweep: 1 .. 2 * vCPUs, so that waiters must sleep. */
@@ -525,34 +585,57 @@ static int check_params(void)
 	return 0;
 }
 
+/* Points of one repetition of a workload. */
+static int workload_points(const struct workload *wl)
+{
+	return wl->single ? 1 : nr_thread_points;
+}
+
+/* Returns the points passed; reports errors itself. */
+static int run_workload(const struct workload *wl, unsigned int rep,
+			int *test_nr)
+{
+	int passed = 0, i, nr, ret;
+
+	for (i = 0; i < workload_points(wl); i++) {
+		nr = wl->single ? 1 : threads[i];
+		ret = run_point(++*test_nr, wl, nr, rep);
+		if (ret < 0)
+			results_printf("not ok %d - %s/%dt/rep%u # error %d\n",
+				       *test_nr, wl->name, nr, rep, ret);
+		else
+			passed += ret;
+		/* The crash comes after a point so that it has results to keep. */
+		if (test_bug) {
+			results_wait_forwarded();
+			BUG();
+		}
+	}
+	return passed;
+}
+
 /*
  * Verdicts go to KTAP, never to the module's init status: a failed init would
  * unload the module and its results file before the guest had read them all.
+ * Repetitions are the outer loop, so that drift hits every point alike.
  */
 static void run_sweep(void)
 {
-	int passed = 0, test_nr = 0, i, ret;
+	int passed = 0, test_nr = 0, plan = 0;
 	unsigned int rep;
+	size_t w;
 
+	for (w = 0; w < ARRAY_SIZE(workload_table); w++)
+		if (workload_on[w])
+			plan += reps * workload_points(&workload_table[w]);
 	results_printf("KTAP version 1\n");
 	report_meta();
-	results_printf("1..%u\n",
-		       nr_thread_points * reps + (unlock_probe_rounds ? 1 : 0));
-	for (rep = 1; rep <= reps; rep++) {
-		for (i = 0; i < nr_thread_points; i++) {
-			ret = run_contended_point(++test_nr, threads[i], rep);
-			if (ret < 0)
-				results_printf("not ok %d - contended/%dt/rep%u # error %d\n",
-					       test_nr, threads[i], rep, ret);
-			else
-				passed += ret;
-			/* The crash comes after a point so that it has results to keep. */
-			if (test_bug) {
-				results_wait_forwarded();
-				BUG();
-			}
-		}
-	}
+	results_printf("1..%d\n", plan + (unlock_probe_rounds ? 1 : 0));
+	for (rep = 1; rep <= reps; rep++)
+		for (w = 0; w < ARRAY_SIZE(workload_table); w++)
+			if (workload_on[w])
+				passed += run_workload(&workload_table[w], rep,
+						       &test_nr);
 	if (unlock_probe_rounds)
 		passed += run_unlock_probe(++test_nr);
 	results_printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",

@@ -14,7 +14,9 @@ REPS=${REPS:-5}
 CS_LOOPS=${CS_LOOPS:-50}
 # Time one mutex_lock() in this many for the latency histogram (0: none).
 LATENCY_EVERY=${LATENCY_EVERY:-256}
-# Comma-separated thread counts; empty means 1 .. 2*VCPUS.
+# Comma-separated workloads of the module's table.
+WORKLOADS=${WORKLOADS:-uncontended,contended}
+# Comma-separated thread counts (contended); empty means 1 .. 2*VCPUS.
 THREADS=${THREADS:-}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 # Delay after each unlock's release point, ns (the common series' knob).
@@ -38,8 +40,18 @@ check_settings() {
 	done
 	[[ "$LATENCY_EVERY" =~ ^[0-9]+$ ]] ||
 		die "LATENCY_EVERY must be 0 or a positive integer, got '$LATENCY_EVERY'"
+	[[ "$WORKLOADS" =~ ^[a-z_]+(,[a-z_]+)*$ ]] ||
+		die "WORKLOADS must be a comma-separated list of names, got '$WORKLOADS'"
 	[[ -z "$THREADS" || "$THREADS" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
 		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
+}
+
+# Points per repetition: one uncontended, one contended per thread count.
+points_per_rep() {
+	local points=0
+	[[ ",$WORKLOADS," == *,uncontended,* ]] && points=1
+	[[ ",$WORKLOADS," == *,contended,* ]] && points=$((points + $(thread_points)))
+	echo "$points"
 }
 
 thread_points() {
@@ -51,7 +63,8 @@ thread_points() {
 }
 
 module_append() {
-	local append="mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
+	local append="mutexlab.workloads=$WORKLOADS"
+	append+=" mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
 	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS"
 	append+=" mutexlab.latency_every=$LATENCY_EVERY"
 	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
@@ -66,7 +79,7 @@ make_initramfs() {
 run_benchmark() {
 	local expected_s
 	# The unlock probe takes a few ms a round; 1 s covers it.
-	expected_s=$(($(thread_points) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 2))
+	expected_s=$(($(points_per_rep) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 2))
 	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$OUT" "$expected_s" "$(module_append)"
 }
 
@@ -78,7 +91,7 @@ write_manifest() {
 	local item
 	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
 	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
-	for item in VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS LATENCY_EVERY THREADS \
+	for item in VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS LATENCY_EVERY THREADS \
 		RELEASE_WINDOW_NS GUEST_APPEND; do
 		args+=(--param "${item,,}=${!item}")
 	done

@@ -104,3 +104,9 @@ def test_shellcheck_catches_a_mutant(tmp_path):
     r = shellcheck(str(mutant))
     assert r.returncode != 0
     assert "SC2154" in r.stdout  # $dir is referenced but never assigned
+
+
+def test_bad_workloads_are_refused(tmp_path):
+    r = run_make("bench", tmp_path, WORKLOADS="contended;rm")
+    assert r.returncode != 0
+    assert "WORKLOADS" in r.stderr

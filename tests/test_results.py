@@ -128,3 +128,18 @@ def test_latency_in_points_and_summary():
         {"workload": "contended", "threads": 1, "elapsed_ns": 1,
          "acquisitions": [1]})])
     assert row["latency_p99_ns"] is None
+
+
+def test_workloads_are_summarised_apart():
+    from resultset import check_points
+    points = [results.with_rates({"workload": w, "threads": 1, "rep": r,
+                                  "elapsed_ns": 10**9, "acquisitions": [n]})
+              for w, n in (("uncontended", 4 * 10**6), ("contended", 10**6))
+              for r in (1, 2)]
+    rows = {row["workload"]: row for row in results.summarise(points)}
+    assert rows["uncontended"]["ns_per_acq"] == 250
+    assert rows["contended"]["reps"] == 2
+    assert check_points(points, [1], 2, ["uncontended", "contended"]) == []
+    # A workload asked for and missing is a problem.
+    assert any("uncontended 1 threads: 0 of 2" in p for p in
+               check_points(points[2:], [1], 2, ["uncontended", "contended"]))
