@@ -56,6 +56,10 @@ static unsigned int cs_loops = 50;
 module_param(cs_loops, uint, 0444);
 MODULE_PARM_DESC(cs_loops, "Shared-counter increments per critical section");
 
+static unsigned int think_loops;
+module_param(think_loops, uint, 0444);
+MODULE_PARM_DESC(think_loops, "Local increments between acquisitions (contended)");
+
 /*
  * A timestamp costs about 300 ns under TCG here, as much as a whole
  * uncontended lock/unlock: time one acquisition in this many, not all.
@@ -98,7 +102,7 @@ static bool workload_on[ARRAY_SIZE(workload_table)];
 /* One run of a point: the lock and the state it protects. */
 struct contended_run {
 	const struct workload *wl;
-	unsigned int cs_loops;
+	unsigned int cs_loops, think_loops;
 	struct mutex lock;
 	struct completion all_ready;
 	struct completion start;
@@ -115,6 +119,7 @@ struct worker {
 	struct contended_run *run;
 	struct task_struct *task;
 	u64 acquisitions;
+	unsigned long local;	/* what local_work() works on */
 	unsigned int latency_countdown;
 	u64 latency_hist[LATENCY_BUCKETS];
 } ____cacheline_aligned_in_smp;
@@ -137,6 +142,15 @@ static void timed_lock(struct worker *w, struct mutex *lock)
 	b = min_t(int, ilog2(ns | 1), LATENCY_BUCKETS - 1);
 	/* Only this thread writes it; the sweep reads it racily. */
 	WRITE_ONCE(w->latency_hist[b], w->latency_hist[b] + 1);
+}
+
+/* Work on the thread's own data between acquisitions (think time). */
+static void local_work(unsigned long *local, unsigned int loops)
+{
+	unsigned int i;
+
+	for (i = 0; i < loops; i++)
+		WRITE_ONCE(*local, READ_ONCE(*local) + 1);
 }
 
 static void critical_section(struct contended_run *run)
@@ -166,6 +180,7 @@ static int contended_worker(void *arg)
 		}
 		/* Only this thread writes it; the sweep reads it racily. */
 		WRITE_ONCE(w->acquisitions, w->acquisitions + 1);
+		local_work(&w->local, run->think_loops);
 		cond_resched();
 	}
 	return 0;
@@ -279,8 +294,9 @@ static void report_point(const struct contended_run *run, int test_nr,
 	const u64 *before = c->before, *after = c->after;
 	int i;
 
-	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"acquisitions\":[",
-		       run->wl->name, nr, rep, elapsed_ns, run->cs_loops);
+	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"think_loops\":%u,\"acquisitions\":[",
+		       run->wl->name, nr, rep, elapsed_ns, run->cs_loops,
+		       run->think_loops);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
 	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,",
@@ -318,6 +334,7 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 	}
 	run->wl = wl;
 	run->cs_loops = wl->empty_cs ? 0 : cs_loops;
+	run->think_loops = wl->empty_cs ? 0 : think_loops;
 	mutex_init(&run->lock);
 	init_completion(&run->all_ready);
 	init_completion(&run->start);
@@ -478,9 +495,9 @@ static void echo_params(const char *when)
 	for (i = 0; i < nr_thread_points; i++)
 		len += scnprintf(list + len, sizeof(list) - len, "%s%d",
 				 i ? "," : "", threads[i]);
-	pr_info("%s: workloads=%s duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
+	pr_info("%s: workloads=%s duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u think_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
 		when, workloads, duration_ms, warmup_ms, reps, cs_loops,
-		latency_every,
+		think_loops, latency_every,
 		unlock_probe_rounds, test_bug, test_unlocked, list);
 }
 
@@ -500,6 +517,28 @@ static u64 timestamp_cost_ns(void)
 	return (t1 - t0) / calls;
 }
 
+/*
+ * What one loop of the critical section costs, ps, timed on one thread:
+ * CS_LOOPS and THINK_LOOPS in time. Loops, not ns, are the unit, so that a
+ * slower design does not get less work per acquisition.
+ */
+static u64 loop_cost_ps(void)
+{
+	struct contended_run *run;
+	const unsigned int loops = 100000;
+	u64 t0, ns;
+
+	run = kzalloc(sizeof(*run), GFP_KERNEL);
+	if (!run)
+		return 0;
+	run->cs_loops = loops;
+	t0 = ktime_get_ns();
+	critical_section(run);
+	ns = ktime_get_ns() - t0;
+	kfree(run);
+	return ns * 1000 / loops;
+}
+
 static void report_meta(void)
 {
 	int i;
@@ -507,15 +546,16 @@ static void report_meta(void)
 	results_printf("{\"type\":\"meta\",\"uname_r\":\"%s\",\"uname_v\":\"%s\",\"online_cpus\":%u,\"clocksource\":\"%s\",\"sizeof_mutex\":%zu,",
 		       init_utsname()->release, init_utsname()->version,
 		       num_online_cpus(), mutexlab_clocksource, sizeof(struct mutex));
-	results_printf("\"timestamp_ns\":%llu,", timestamp_cost_ns());
+	results_printf("\"timestamp_ns\":%llu,\"loop_ps\":%llu,",
+		       timestamp_cost_ns(), loop_cost_ps());
 	/* A kernel without the lab's release window reports null. */
 	if (mutexlab_release_window_ns >= 0)
 		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);
 	else
 		results_printf("\"release_window_ns\":null,");
-	results_printf("\"params\":{\"workloads\":\"%s\",\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
+	results_printf("\"params\":{\"workloads\":\"%s\",\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"think_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
 		       workloads, duration_ms, warmup_ms, reps, cs_loops,
-		       latency_every, unlock_probe_rounds, test_bug ? "true" : "false",
+		       think_loops, latency_every, unlock_probe_rounds, test_bug ? "true" : "false",
 		       test_unlocked ? "true" : "false");
 	for (i = 0; i < nr_thread_points; i++)
 		results_printf("%s%d", i ? "," : "", threads[i]);

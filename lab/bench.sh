@@ -8,10 +8,26 @@ source "$(dirname "$0")/lib.sh"
 
 VARIANT=${VARIANT:-owner-field}
 PROFILE=${PROFILE:-bench}
+# Sweep sizes: QUICK=1 a smoke run (about 30 s of guest time here), FULL=1
+# a long one; settings given explicitly win over both.
+QUICK=${QUICK:-0}
+FULL=${FULL:-0}
+[[ "$QUICK" =~ ^[01]$ && "$FULL" =~ ^[01]$ ]] || die "QUICK and FULL take 0 or 1"
+if [ "$QUICK" = 1 ] && [ "$FULL" = 1 ]; then
+	die "QUICK=1 and FULL=1 exclude each other"
+elif [ "$QUICK" = 1 ]; then
+	: "${REPS:=3}" "${DURATION_MS:=300}" "${WARMUP_MS:=50}"
+	: "${THREADS:=1,$VCPUS,$((2 * VCPUS))}"
+elif [ "$FULL" = 1 ]; then
+	: "${REPS:=10}" "${DURATION_MS:=2000}" "${WARMUP_MS:=200}"
+fi
 DURATION_MS=${DURATION_MS:-1000}
 WARMUP_MS=${WARMUP_MS:-100}
 REPS=${REPS:-5}
 CS_LOOPS=${CS_LOOPS:-50}
+# Local increments between acquisitions (think time); the meta record gives
+# one loop's cost in ps (loop_ps).
+THINK_LOOPS=${THINK_LOOPS:-0}
 # Time one mutex_lock() in this many for the latency histogram (0: none).
 LATENCY_EVERY=${LATENCY_EVERY:-256}
 # Comma-separated workloads of the module's table.
@@ -38,6 +54,8 @@ check_settings() {
 			die "$name must be a positive integer, got '$value'"
 		fi
 	done
+	[[ "$THINK_LOOPS" =~ ^[0-9]+$ ]] ||
+		die "THINK_LOOPS must be 0 or a positive integer, got '$THINK_LOOPS'"
 	[[ "$LATENCY_EVERY" =~ ^[0-9]+$ ]] ||
 		die "LATENCY_EVERY must be 0 or a positive integer, got '$LATENCY_EVERY'"
 	[[ "$WORKLOADS" =~ ^[a-z_]+(,[a-z_]+)*$ ]] ||
@@ -65,7 +83,7 @@ thread_points() {
 module_append() {
 	local append="mutexlab.workloads=$WORKLOADS"
 	append+=" mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
-	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS"
+	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS mutexlab.think_loops=$THINK_LOOPS"
 	append+=" mutexlab.latency_every=$LATENCY_EVERY"
 	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
 	[ "$RELEASE_WINDOW_NS" = 0 ] || append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
@@ -91,7 +109,8 @@ write_manifest() {
 	local item
 	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
 	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
-	for item in VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS LATENCY_EVERY THREADS \
+	for item in VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS THINK_LOOPS \
+		LATENCY_EVERY THREADS QUICK FULL \
 		RELEASE_WINDOW_NS GUEST_APPEND; do
 		args+=(--param "${item,,}=${!item}")
 	done

@@ -110,3 +110,11 @@ def test_bad_workloads_are_refused(tmp_path):
     r = run_make("bench", tmp_path, WORKLOADS="contended;rm")
     assert r.returncode != 0
     assert "WORKLOADS" in r.stderr
+
+
+def test_quick_and_full_exclude_each_other(tmp_path):
+    r = run_make("bench", tmp_path, QUICK=1, FULL=1)
+    assert r.returncode != 0
+    assert "exclude each other" in r.stderr
+    r = run_make("bench", tmp_path, QUICK="yes")
+    assert r.returncode != 0 and "QUICK and FULL take 0 or 1" in r.stderr
