@@ -56,6 +56,10 @@ static unsigned int cs_loops = 50;
 module_param(cs_loops, uint, 0444);
 MODULE_PARM_DESC(cs_loops, "Shared-counter increments per critical section");
 
+static bool pin;
+module_param(pin, bool, 0444);
+MODULE_PARM_DESC(pin, "Bind worker i to the (i mod online CPUs)-th online CPU");
+
 static unsigned int think_loops;
 module_param(think_loops, uint, 0444);
 MODULE_PARM_DESC(think_loops, "Local increments between acquisitions (contended)");
@@ -206,6 +210,18 @@ static void snapshot_latency(struct worker *workers, int nr, u64 *hist)
 	}
 }
 
+/* Online CPUs in turn: worker i runs on the (i mod online)-th of them. */
+static unsigned int nth_online_cpu(int i)
+{
+	int n = i % num_online_cpus();
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu)
+		if (!n--)
+			return cpu;
+	return cpumask_first(cpu_online_mask);
+}
+
 static int start_workers(struct contended_run *run, struct worker *workers,
 			 int nr)
 {
@@ -222,6 +238,8 @@ static int start_workers(struct contended_run *run, struct worker *workers,
 			workers[i].task = NULL;
 			return err;
 		}
+		if (pin)
+			kthread_bind(workers[i].task, nth_online_cpu(i));
 		/* kthread_stop() needs the task even once it has exited. */
 		get_task_struct(workers[i].task);
 		wake_up_process(workers[i].task);
@@ -495,8 +513,8 @@ static void echo_params(const char *when)
 	for (i = 0; i < nr_thread_points; i++)
 		len += scnprintf(list + len, sizeof(list) - len, "%s%d",
 				 i ? "," : "", threads[i]);
-	pr_info("%s: workloads=%s duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u think_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
-		when, workloads, duration_ms, warmup_ms, reps, cs_loops,
+	pr_info("%s: pin=%d workloads=%s duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u think_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
+		when, pin, workloads, duration_ms, warmup_ms, reps, cs_loops,
 		think_loops, latency_every,
 		unlock_probe_rounds, test_bug, test_unlocked, list);
 }
@@ -553,9 +571,10 @@ static void report_meta(void)
 		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);
 	else
 		results_printf("\"release_window_ns\":null,");
-	results_printf("\"params\":{\"workloads\":\"%s\",\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"think_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
-		       workloads, duration_ms, warmup_ms, reps, cs_loops,
-		       think_loops, latency_every, unlock_probe_rounds, test_bug ? "true" : "false",
+	results_printf("\"params\":{\"pin\":%s,\"workloads\":\"%s\",\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"think_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
+		       pin ? "true" : "false", workloads, duration_ms,
+		       warmup_ms, reps, cs_loops, think_loops, latency_every,
+		       unlock_probe_rounds, test_bug ? "true" : "false",
 		       test_unlocked ? "true" : "false");
 	for (i = 0; i < nr_thread_points; i++)
 		results_printf("%s%d", i ? "," : "", threads[i]);

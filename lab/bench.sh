@@ -28,6 +28,8 @@ CS_LOOPS=${CS_LOOPS:-50}
 # Local increments between acquisitions (think time); the meta record gives
 # one loop's cost in ps (loop_ps).
 THINK_LOOPS=${THINK_LOOPS:-0}
+# 1: bind worker i to the (i mod vCPUs)-th vCPU; 0: the scheduler places them.
+PIN=${PIN:-0}
 # Time one mutex_lock() in this many for the latency histogram (0: none).
 LATENCY_EVERY=${LATENCY_EVERY:-256}
 # Comma-separated workloads of the module's table.
@@ -54,6 +56,7 @@ check_settings() {
 			die "$name must be a positive integer, got '$value'"
 		fi
 	done
+	[[ "$PIN" =~ ^[01]$ ]] || die "PIN takes 0 or 1, got '$PIN'"
 	[[ "$THINK_LOOPS" =~ ^[0-9]+$ ]] ||
 		die "THINK_LOOPS must be 0 or a positive integer, got '$THINK_LOOPS'"
 	[[ "$LATENCY_EVERY" =~ ^[0-9]+$ ]] ||
@@ -84,6 +87,7 @@ module_append() {
 	local append="mutexlab.workloads=$WORKLOADS"
 	append+=" mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
 	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS mutexlab.think_loops=$THINK_LOOPS"
+	append+=" mutexlab.pin=$PIN"
 	append+=" mutexlab.latency_every=$LATENCY_EVERY"
 	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
 	[ "$RELEASE_WINDOW_NS" = 0 ] || append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
@@ -110,7 +114,7 @@ write_manifest() {
 	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
 	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
 	for item in VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS THINK_LOOPS \
-		LATENCY_EVERY THREADS QUICK FULL \
+		LATENCY_EVERY THREADS PIN QUICK FULL \
 		RELEASE_WINDOW_NS GUEST_APPEND; do
 		args+=(--param "${item,,}=${!item}")
 	done
