@@ -41,7 +41,8 @@ help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
 	@echo 'Targets: bench check test test-host deps variants checkpatch help'
 	@echo 'Settings (bench): VARIANT PROFILE VCPUS MEM_MB ACCEL=auto|kvm|tcg'
-	@echo '  WORKLOADS=uncontended,contended DURATION_MS WARMUP_MS REPS CS_LOOPS'
+	@echo '  WORKLOADS=uncontended,contended,oversubscribed DURATION_MS WARMUP_MS'
+	@echo '  REPS CS_LOOPS'
 	@echo '  THINK_LOOPS LATENCY_EVERY THREADS=1,2,4 PIN=1 QUICK=1 FULL=1 RESULTS_DIR'
 	@echo '  RELEASE_WINDOW_NS LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'
 	@echo 'Settings (check): VARIANT VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'

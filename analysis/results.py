@@ -173,14 +173,14 @@ def fmt(value, spec):
 
 
 def format_summary(summary):
-    rows = [f"{'workload':<12} {'threads':>7} {'reps':>4} "
+    rows = [f"{'workload':<14} {'threads':>7} {'reps':>4} "
             f"{'median Mops/s':>13} {'range':>17} {'CV':>6} "
             f"{'Jain':>5} {'starved':>7} {'csw/acq':>8} {'cpu ns/acq':>10}"
             f" {'p50 ns':>7} {'p99 ns':>7} {'p99.9 ns':>8}"]
     for s in summary:
         cv = f"{100 * s['cv']:.1f}%" if s["cv"] is not None else "-"
         jain = f"{s['jain_median']:.3f}" if s["jain_median"] is not None else "-"
-        rows.append(f"{s['workload']:<12} {s['threads']:>7} {s['reps']:>4} "
+        rows.append(f"{s['workload']:<14} {s['threads']:>7} {s['reps']:>4} "
                     f"{s['median_per_sec'] / 1e6:>13.3f} "
                     f"{s['min_per_sec'] / 1e6:>8.3f}-{s['max_per_sec'] / 1e6:<8.3f}"
                     f" {cv:>6} {jain:>5} {s['starved_reps']:>3}/{s['reps']:<3}"

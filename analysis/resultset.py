@@ -45,11 +45,12 @@ def check_result_set(path):
                      or "contended").split(",")
         problems += check_points(results["points"],
                                  expected_thread_counts(manifest), reps,
-                                 workloads)
+                                 workloads, int(manifest["vcpus"]))
     return problems
 
 
-def check_points(points, thread_counts, reps, workloads=("contended",)):
+def check_points(points, thread_counts, reps, workloads=("contended",),
+                 vcpus=None):
     """Every workload asked for, at each of its thread counts, REPS times."""
     problems = []
     seen = {}
@@ -65,6 +66,8 @@ def check_points(points, thread_counts, reps, workloads=("contended",)):
                 if "contended" in workloads]
     if "uncontended" in workloads:
         expected.append(("uncontended", 1))
+    if "oversubscribed" in workloads and vcpus:
+        expected.append(("oversubscribed", 2 * vcpus))
     for key in expected:
         if len(seen.get(key, [])) != reps:
             problems.append(f"{key[0]} {key[1]} threads: "

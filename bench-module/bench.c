@@ -88,18 +88,31 @@ MODULE_PARM_DESC(test_unlocked, "TEST ONLY: skip the mutex, so the exclusion che
 /* The workloads, chosen by name with workloads=a,b (locktorture's ops). */
 struct workload {
 	const char *name;
-	bool single;	/* one thread, whatever the thread sweep */
+	enum { SWEEP, ONE, TWICE_CPUS } threads;
 	bool empty_cs;	/* no work under the lock: the cost of a pair */
+	bool hogs;	/* a CPU hog bound to every online CPU */
+	/*
+	 * A cond_resched() inside the critical section: with voluntary
+	 * preemption (the bench profile's, as Debian's) an owner is otherwise
+	 * never descheduled while it holds the lock.
+	 */
+	bool resched_in_cs;
 };
 
 static const struct workload workload_table[] = {
-	{ .name = "uncontended", .single = true, .empty_cs = true },
-	{ .name = "contended" },
+	{ .name = "uncontended", .threads = ONE, .empty_cs = true },
+	{ .name = "contended", .threads = SWEEP },
+	/*
+	 * More runnable tasks than CPUs: owners get preempted, spinners meet
+	 * owners that are not running, and sleeping and waking dominate.
+	 */
+	{ .name = "oversubscribed", .threads = TWICE_CPUS, .hogs = true,
+	  .resched_in_cs = true },
 };
 
-static char *workloads = "uncontended,contended";
+static char *workloads = "uncontended,contended,oversubscribed";
 module_param(workloads, charp, 0444);
-MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended");
+MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended, oversubscribed");
 
 static bool workload_on[ARRAY_SIZE(workload_table)];
 
@@ -107,6 +120,7 @@ static bool workload_on[ARRAY_SIZE(workload_table)];
 struct contended_run {
 	const struct workload *wl;
 	unsigned int cs_loops, think_loops;
+	bool resched_in_cs;
 	struct mutex lock;
 	struct completion all_ready;
 	struct completion start;
@@ -162,8 +176,11 @@ static void critical_section(struct contended_run *run)
 	unsigned int i;
 
 	/* Plain read-modify-write: overlapping owners lose increments. */
-	for (i = 0; i < run->cs_loops; i++)
+	for (i = 0; i < run->cs_loops; i++) {
 		WRITE_ONCE(run->shared, READ_ONCE(run->shared) + 1);
+		if (run->resched_in_cs && i == run->cs_loops / 2)
+			cond_resched();
+	}
 }
 
 static int contended_worker(void *arg)
@@ -312,9 +329,9 @@ static void report_point(const struct contended_run *run, int test_nr,
 	const u64 *before = c->before, *after = c->after;
 	int i;
 
-	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"think_loops\":%u,\"acquisitions\":[",
+	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"think_loops\":%u,\"hogs\":%u,\"acquisitions\":[",
 		       run->wl->name, nr, rep, elapsed_ns, run->cs_loops,
-		       run->think_loops);
+		       run->think_loops, run->wl->hogs ? num_online_cpus() : 0);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
 	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,",
@@ -328,10 +345,55 @@ static void report_point(const struct contended_run *run, int test_nr,
 		       exclusive ? "" : "not ", test_nr, run->wl->name, nr, rep);
 }
 
+/* Runnable all the time; yields only where the kernel would preempt it. */
+static int hog_fn(void *arg)
+{
+	struct contended_run *run = arg;
+
+	while (!READ_ONCE(run->stop)) {
+		cpu_relax();
+		cond_resched();
+	}
+	return 0;
+}
+
+/* One hog bound to each online CPU; hogs[] has nr_cpu_ids slots. */
+static int start_hogs(struct contended_run *run, struct task_struct **hogs)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct task_struct *t;
+
+		t = kthread_create(hog_fn, run, "mutexlab/hog%u", cpu);
+		if (IS_ERR(t))
+			return PTR_ERR(t);
+		kthread_bind(t, cpu);
+		get_task_struct(t);
+		hogs[cpu] = t;
+		wake_up_process(t);
+	}
+	return 0;
+}
+
+/* After stop_workers(), which set run->stop. */
+static void stop_hogs(struct task_struct **hogs)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		if (!hogs[cpu])
+			continue;
+		kthread_stop(hogs[cpu]);
+		put_task_struct(hogs[cpu]);
+	}
+}
+
 /* Returns 1 when the point passed, 0 when it failed, or -errno. */
 static int run_point(int test_nr, const struct workload *wl, int nr,
 		     unsigned int rep)
 {
+	struct task_struct **hogs;
 	struct contended_run *run;
 	struct worker *workers;
 	struct point_counts *c;
@@ -342,23 +404,27 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 	run = kzalloc(sizeof(*run), GFP_KERNEL);
 	workers = kcalloc(nr, sizeof(*workers), GFP_KERNEL);
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	hogs = kcalloc(nr_cpu_ids, sizeof(*hogs), GFP_KERNEL);
 	if (c) {
 		c->before = kcalloc(nr, sizeof(u64), GFP_KERNEL);
 		c->after = kcalloc(nr, sizeof(u64), GFP_KERNEL);
 	}
-	if (!run || !workers || !c || !c->before || !c->after) {
+	if (!run || !workers || !c || !c->before || !c->after || !hogs) {
 		err = -ENOMEM;
 		goto out_free;
 	}
 	run->wl = wl;
 	run->cs_loops = wl->empty_cs ? 0 : cs_loops;
 	run->think_loops = wl->empty_cs ? 0 : think_loops;
+	run->resched_in_cs = wl->resched_in_cs;
 	mutex_init(&run->lock);
 	init_completion(&run->all_ready);
 	init_completion(&run->start);
 	run->nr_workers = nr;
 
 	err = start_workers(run, workers, nr);
+	if (!err && wl->hogs)
+		err = start_hogs(run, hogs);
 	if (err)
 		goto out_stop;
 	wait_for_completion(&run->all_ready);
@@ -378,6 +444,7 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 	if (c->have_events)
 		c->have_events = snapshot_events(c->events_after);
 	stop_workers(run, workers, nr);
+	stop_hogs(hogs);
 
 	for (i = 0; i < nr; i++)
 		total += workers[i].acquisitions;
@@ -390,7 +457,9 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 
 out_stop:
 	stop_workers(run, workers, nr);
+	stop_hogs(hogs);
 out_free:
+	kfree(hogs);
 	if (c) {
 		kfree(c->after);
 		kfree(c->before);
@@ -602,7 +671,7 @@ static int parse_workloads(void)
 			}
 		}
 		if (!found) {
-			pr_err("unknown workload '%s' (uncontended, contended)\n",
+			pr_err("unknown workload '%s' (uncontended, contended, oversubscribed)\n",
 			       name);
 			ret = -EINVAL;
 		}
@@ -647,7 +716,19 @@ static int check_params(void)
 /* Points of one repetition of a workload. */
 static int workload_points(const struct workload *wl)
 {
-	return wl->single ? 1 : nr_thread_points;
+	return wl->threads == SWEEP ? nr_thread_points : 1;
+}
+
+static int workload_threads(const struct workload *wl, int point)
+{
+	switch (wl->threads) {
+	case ONE:
+		return 1;
+	case TWICE_CPUS:
+		return 2 * num_online_cpus();
+	default:
+		return threads[point];
+	}
 }
 
 /* Returns the points passed; reports errors itself. */
@@ -657,7 +738,7 @@ static int run_workload(const struct workload *wl, unsigned int rep,
 	int passed = 0, i, nr, ret;
 
 	for (i = 0; i < workload_points(wl); i++) {
-		nr = wl->single ? 1 : threads[i];
+		nr = workload_threads(wl, i);
 		ret = run_point(++*test_nr, wl, nr, rep);
 		if (ret < 0)
 			results_printf("not ok %d - %s/%dt/rep%u # error %d\n",

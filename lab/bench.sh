@@ -33,7 +33,7 @@ PIN=${PIN:-0}
 # Time one mutex_lock() in this many for the latency histogram (0: none).
 LATENCY_EVERY=${LATENCY_EVERY:-256}
 # Comma-separated workloads of the module's table.
-WORKLOADS=${WORKLOADS:-uncontended,contended}
+WORKLOADS=${WORKLOADS:-uncontended,contended,oversubscribed}
 # Comma-separated thread counts (contended); empty means 1 .. 2*VCPUS.
 THREADS=${THREADS:-}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
@@ -67,10 +67,11 @@ check_settings() {
 		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
 }
 
-# Points per repetition: one uncontended, one contended per thread count.
+# Points per repetition: one contended per thread count, one of the others.
 points_per_rep() {
 	local points=0
-	[[ ",$WORKLOADS," == *,uncontended,* ]] && points=1
+	[[ ",$WORKLOADS," == *,uncontended,* ]] && points=$((points + 1))
+	[[ ",$WORKLOADS," == *,oversubscribed,* ]] && points=$((points + 1))
 	[[ ",$WORKLOADS," == *,contended,* ]] && points=$((points + $(thread_points)))
 	echo "$points"
 }

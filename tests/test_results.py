@@ -143,3 +143,14 @@ def test_workloads_are_summarised_apart():
     # A workload asked for and missing is a problem.
     assert any("uncontended 1 threads: 0 of 2" in p for p in
                check_points(points[2:], [1], 2, ["uncontended", "contended"]))
+
+
+def test_oversubscribed_points_are_expected_at_twice_the_vcpus():
+    from resultset import check_points
+    points = [results.with_rates({"workload": "oversubscribed", "threads": 4,
+                                  "rep": r, "elapsed_ns": 10**9,
+                                  "acquisitions": [1, 2, 3, 4]})
+              for r in (1, 2)]
+    assert check_points(points, [], 2, ["oversubscribed"], vcpus=2) == []
+    assert any("oversubscribed 6 threads: 0 of 2" in p
+               for p in check_points(points, [], 2, ["oversubscribed"], vcpus=3))
