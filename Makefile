@@ -10,7 +10,7 @@ PYTHON := /usr/bin/python3
 export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
 	THREADS RESULTS_DIR GUEST_APPEND LAB_CACHE VARIANTS_DIR JOBS \
 	RELEASE_WINDOW_NS CHECKS CHECK_MS PEER_SECS LATENCY_EVERY WORKLOADS \
-	THINK_LOOPS QUICK FULL PIN
+	THINK_LOOPS QUICK FULL PIN SHARDS
 
 .PHONY: bench check test test-host deps variants checkpatch help
 
@@ -41,8 +41,8 @@ help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
 	@echo 'Targets: bench check test test-host deps variants checkpatch help'
 	@echo 'Settings (bench): VARIANT PROFILE VCPUS MEM_MB ACCEL=auto|kvm|tcg'
-	@echo '  WORKLOADS=uncontended,contended,oversubscribed DURATION_MS WARMUP_MS'
-	@echo '  REPS CS_LOOPS'
+	@echo '  WORKLOADS=uncontended,contended,oversubscribed,sharded SHARDS'
+	@echo '  DURATION_MS WARMUP_MS REPS CS_LOOPS'
 	@echo '  THINK_LOOPS LATENCY_EVERY THREADS=1,2,4 PIN=1 QUICK=1 FULL=1 RESULTS_DIR'
 	@echo '  RELEASE_WINDOW_NS LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'
 	@echo 'Settings (check): VARIANT VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'

@@ -62,8 +62,8 @@ def check_points(points, thread_counts, reps, workloads=("contended",),
         if p["total"] <= 0:
             problems.append(f"{p['workload']} {p['threads']}t rep {p['rep']}: "
                             "no acquisitions")
-    expected = [("contended", t) for t in thread_counts
-                if "contended" in workloads]
+    expected = [(w, t) for w in ("contended", "sharded") if w in workloads
+                for t in thread_counts]
     if "uncontended" in workloads:
         expected.append(("uncontended", 1))
     if "oversubscribed" in workloads and vcpus:

@@ -97,6 +97,7 @@ struct workload {
 	 * never descheduled while it holds the lock.
 	 */
 	bool resched_in_cs;
+	bool sharded;	/* over shards mutexes, not one */
 };
 
 static const struct workload workload_table[] = {
@@ -108,26 +109,41 @@ static const struct workload workload_table[] = {
 	 */
 	{ .name = "oversubscribed", .threads = TWICE_CPUS, .hogs = true,
 	  .resched_in_cs = true },
+	/* Low contention: the cost of the mutexes' cache footprint. */
+	{ .name = "sharded", .threads = SWEEP, .sharded = true },
 };
+
+static unsigned int shards = 64;
+module_param(shards, uint, 0444);
+MODULE_PARM_DESC(shards, "Mutexes of the sharded workload (a power of two)");
 
 static char *workloads = "uncontended,contended,oversubscribed";
 module_param(workloads, charp, 0444);
-MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended, oversubscribed");
+MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended, oversubscribed, sharded");
 
 static bool workload_on[ARRAY_SIZE(workload_table)];
 
 /* One run of a point: the lock and the state it protects. */
+/*
+ * A mutex and what it guards. sharded packs them in an array, so that a
+ * smaller mutex puts more of them on a cache line, as in real structures.
+ */
+struct shard {
+	struct mutex lock;
+	unsigned long shared;
+};
+
 struct contended_run {
 	const struct workload *wl;
 	unsigned int cs_loops, think_loops;
 	bool resched_in_cs;
-	struct mutex lock;
 	struct completion all_ready;
 	struct completion start;
 	atomic_t ready;
 	int nr_workers;
 	bool stop;
-	unsigned long shared ____cacheline_aligned_in_smp;
+	unsigned int nr_shards;		/* a power of two */
+	struct shard *shards;
 };
 
 /* Acquisition latency: log2 buckets of ns, bucket k is [2^k, 2^(k+1)). */
@@ -138,6 +154,7 @@ struct worker {
 	struct task_struct *task;
 	u64 acquisitions;
 	unsigned long local;	/* what local_work() works on */
+	u32 rng;		/* picks the shard */
 	unsigned int latency_countdown;
 	u64 latency_hist[LATENCY_BUCKETS];
 } ____cacheline_aligned_in_smp;
@@ -171,16 +188,27 @@ static void local_work(unsigned long *local, unsigned int loops)
 		WRITE_ONCE(*local, READ_ONCE(*local) + 1);
 }
 
-static void critical_section(struct contended_run *run)
+static void critical_section(struct contended_run *run, struct shard *shard)
 {
 	unsigned int i;
 
 	/* Plain read-modify-write: overlapping owners lose increments. */
 	for (i = 0; i < run->cs_loops; i++) {
-		WRITE_ONCE(run->shared, READ_ONCE(run->shared) + 1);
+		WRITE_ONCE(shard->shared, READ_ONCE(shard->shared) + 1);
 		if (run->resched_in_cs && i == run->cs_loops / 2)
 			cond_resched();
 	}
+}
+
+/* One shard, or a pseudo-random one of many (an LCG: no division). */
+static struct shard *next_shard(struct worker *w)
+{
+	struct contended_run *run = w->run;
+
+	if (run->nr_shards == 1)
+		return run->shards;
+	w->rng = w->rng * 1103515245 + 12345;
+	return &run->shards[(w->rng >> 16) & (run->nr_shards - 1)];
 }
 
 static int contended_worker(void *arg)
@@ -192,12 +220,14 @@ static int contended_worker(void *arg)
 		complete(&run->all_ready);
 	wait_for_completion(&run->start);
 	while (!READ_ONCE(run->stop)) {
+		struct shard *shard = next_shard(w);
+
 		if (test_unlocked) {
-			critical_section(run);
+			critical_section(run, shard);
 		} else {
-			timed_lock(w, &run->lock);
-			critical_section(run);
-			mutex_unlock(&run->lock);
+			timed_lock(w, &shard->lock);
+			critical_section(run, shard);
+			mutex_unlock(&shard->lock);
 		}
 		/* Only this thread writes it; the sweep reads it racily. */
 		WRITE_ONCE(w->acquisitions, w->acquisitions + 1);
@@ -247,6 +277,7 @@ static int start_workers(struct contended_run *run, struct worker *workers,
 	for (i = 0; i < nr; i++) {
 		workers[i].run = run;
 		workers[i].latency_countdown = latency_every;
+		workers[i].rng = i + 1;
 		workers[i].task = kthread_create(contended_worker, &workers[i],
 						 "mutexlab/%d", i);
 		if (IS_ERR(workers[i].task)) {
@@ -329,9 +360,10 @@ static void report_point(const struct contended_run *run, int test_nr,
 	const u64 *before = c->before, *after = c->after;
 	int i;
 
-	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"think_loops\":%u,\"hogs\":%u,\"acquisitions\":[",
+	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"think_loops\":%u,\"hogs\":%u,\"shards\":%u,\"acquisitions\":[",
 		       run->wl->name, nr, rep, elapsed_ns, run->cs_loops,
-		       run->think_loops, run->wl->hogs ? num_online_cpus() : 0);
+		       run->think_loops, run->wl->hogs ? num_online_cpus() : 0,
+		       run->nr_shards);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
 	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,",
@@ -397,11 +429,16 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 	struct contended_run *run;
 	struct worker *workers;
 	struct point_counts *c;
-	u64 start, elapsed_ns, total = 0;
+	u64 start, elapsed_ns, total = 0, shared;
 	bool exclusive;
 	int i, err;
 
 	run = kzalloc(sizeof(*run), GFP_KERNEL);
+	if (run) {
+		run->nr_shards = wl->sharded ? shards : 1;
+		run->shards = kcalloc(run->nr_shards, sizeof(*run->shards),
+				      GFP_KERNEL);
+	}
 	workers = kcalloc(nr, sizeof(*workers), GFP_KERNEL);
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	hogs = kcalloc(nr_cpu_ids, sizeof(*hogs), GFP_KERNEL);
@@ -409,7 +446,8 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 		c->before = kcalloc(nr, sizeof(u64), GFP_KERNEL);
 		c->after = kcalloc(nr, sizeof(u64), GFP_KERNEL);
 	}
-	if (!run || !workers || !c || !c->before || !c->after || !hogs) {
+	if (!run || !run->shards || !workers || !c || !c->before || !c->after ||
+	    !hogs) {
 		err = -ENOMEM;
 		goto out_free;
 	}
@@ -417,7 +455,8 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 	run->cs_loops = wl->empty_cs ? 0 : cs_loops;
 	run->think_loops = wl->empty_cs ? 0 : think_loops;
 	run->resched_in_cs = wl->resched_in_cs;
-	mutex_init(&run->lock);
+	for (i = 0; i < run->nr_shards; i++)
+		mutex_init(&run->shards[i].lock);
 	init_completion(&run->all_ready);
 	init_completion(&run->start);
 	run->nr_workers = nr;
@@ -448,7 +487,10 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 
 	for (i = 0; i < nr; i++)
 		total += workers[i].acquisitions;
-	exclusive = run->shared == total * run->cs_loops;
+	shared = 0;
+	for (i = 0; i < run->nr_shards; i++)
+		shared += run->shards[i].shared;
+	exclusive = shared == total * run->cs_loops;
 	report_point(run, test_nr, nr, rep, elapsed_ns, c, exclusive);
 	pr_info("%s %dt rep %u: %llu acquisitions%s\n", wl->name, nr, rep, total,
 		exclusive ? "" : ", MUTUAL EXCLUSION BROKEN");
@@ -466,6 +508,8 @@ out_free:
 	}
 	kfree(c);
 	kfree(workers);
+	if (run)
+		kfree(run->shards);
 	kfree(run);
 	return err;
 }
@@ -582,8 +626,8 @@ static void echo_params(const char *when)
 	for (i = 0; i < nr_thread_points; i++)
 		len += scnprintf(list + len, sizeof(list) - len, "%s%d",
 				 i ? "," : "", threads[i]);
-	pr_info("%s: pin=%d workloads=%s duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u think_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
-		when, pin, workloads, duration_ms, warmup_ms, reps, cs_loops,
+	pr_info("%s: pin=%d workloads=%s shards=%u duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u think_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
+		when, pin, workloads, shards, duration_ms, warmup_ms, reps, cs_loops,
 		think_loops, latency_every,
 		unlock_probe_rounds, test_bug, test_unlocked, list);
 }
@@ -611,6 +655,7 @@ static u64 timestamp_cost_ns(void)
  */
 static u64 loop_cost_ps(void)
 {
+	struct shard shard = { .shared = 0 };
 	struct contended_run *run;
 	const unsigned int loops = 100000;
 	u64 t0, ns;
@@ -620,7 +665,7 @@ static u64 loop_cost_ps(void)
 		return 0;
 	run->cs_loops = loops;
 	t0 = ktime_get_ns();
-	critical_section(run);
+	critical_section(run, &shard);
 	ns = ktime_get_ns() - t0;
 	kfree(run);
 	return ns * 1000 / loops;
@@ -640,8 +685,8 @@ static void report_meta(void)
 		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);
 	else
 		results_printf("\"release_window_ns\":null,");
-	results_printf("\"params\":{\"pin\":%s,\"workloads\":\"%s\",\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"think_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
-		       pin ? "true" : "false", workloads, duration_ms,
+	results_printf("\"params\":{\"pin\":%s,\"workloads\":\"%s\",\"shards\":%u,\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"think_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
+		       pin ? "true" : "false", workloads, shards, duration_ms,
 		       warmup_ms, reps, cs_loops, think_loops, latency_every,
 		       unlock_probe_rounds, test_bug ? "true" : "false",
 		       test_unlocked ? "true" : "false");
@@ -671,7 +716,7 @@ static int parse_workloads(void)
 			}
 		}
 		if (!found) {
-			pr_err("unknown workload '%s' (uncontended, contended, oversubscribed)\n",
+			pr_err("unknown workload '%s' (uncontended, contended, oversubscribed, sharded)\n",
 			       name);
 			ret = -EINVAL;
 		}
@@ -687,6 +732,11 @@ static int check_params(void)
 	ret = parse_workloads();
 	if (ret)
 		return ret;
+	/* next_shard() masks instead of dividing: division is slow in TCG. */
+	if (!is_power_of_2(shards) || shards > 65536) {
+		pr_err("shards=%u is not a power of two up to 65536\n", shards);
+		return -EINVAL;
+	}
 
 	if (!nr_thread_points) {
 		/* Default sweep: 1 .. 2 * vCPUs, so that waiters must sleep. */

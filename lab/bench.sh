@@ -33,7 +33,9 @@ PIN=${PIN:-0}
 # Time one mutex_lock() in this many for the latency histogram (0: none).
 LATENCY_EVERY=${LATENCY_EVERY:-256}
 # Comma-separated workloads of the module's table.
-WORKLOADS=${WORKLOADS:-uncontended,contended,oversubscribed}
+WORKLOADS=${WORKLOADS:-uncontended,contended,oversubscribed,sharded}
+# Mutexes of the sharded workload, a power of two.
+SHARDS=${SHARDS:-64}
 # Comma-separated thread counts (contended); empty means 1 .. 2*VCPUS.
 THREADS=${THREADS:-}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
@@ -57,6 +59,8 @@ check_settings() {
 		fi
 	done
 	[[ "$PIN" =~ ^[01]$ ]] || die "PIN takes 0 or 1, got '$PIN'"
+	[[ "$SHARDS" =~ ^[0-9]+$ ]] && ((SHARDS > 0 && (SHARDS & (SHARDS - 1)) == 0)) ||
+		die "SHARDS must be a power of two, got '$SHARDS'"
 	[[ "$THINK_LOOPS" =~ ^[0-9]+$ ]] ||
 		die "THINK_LOOPS must be 0 or a positive integer, got '$THINK_LOOPS'"
 	[[ "$LATENCY_EVERY" =~ ^[0-9]+$ ]] ||
@@ -67,12 +71,14 @@ check_settings() {
 		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
 }
 
-# Points per repetition: one contended per thread count, one of the others.
+# Points per repetition: contended and sharded one per thread count, the
+# others one each.
 points_per_rep() {
 	local points=0
 	[[ ",$WORKLOADS," == *,uncontended,* ]] && points=$((points + 1))
 	[[ ",$WORKLOADS," == *,oversubscribed,* ]] && points=$((points + 1))
 	[[ ",$WORKLOADS," == *,contended,* ]] && points=$((points + $(thread_points)))
+	[[ ",$WORKLOADS," == *,sharded,* ]] && points=$((points + $(thread_points)))
 	echo "$points"
 }
 
@@ -88,7 +94,7 @@ module_append() {
 	local append="mutexlab.workloads=$WORKLOADS"
 	append+=" mutexlab.duration_ms=$DURATION_MS mutexlab.warmup_ms=$WARMUP_MS"
 	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS mutexlab.think_loops=$THINK_LOOPS"
-	append+=" mutexlab.pin=$PIN"
+	append+=" mutexlab.pin=$PIN mutexlab.shards=$SHARDS"
 	append+=" mutexlab.latency_every=$LATENCY_EVERY"
 	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
 	[ "$RELEASE_WINDOW_NS" = 0 ] || append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
@@ -115,7 +121,7 @@ write_manifest() {
 	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
 	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
 	for item in VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS THINK_LOOPS \
-		LATENCY_EVERY THREADS PIN QUICK FULL \
+		LATENCY_EVERY THREADS PIN SHARDS QUICK FULL \
 		RELEASE_WINDOW_NS GUEST_APPEND; do
 		args+=(--param "${item,,}=${!item}")
 	done

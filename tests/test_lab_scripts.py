@@ -16,7 +16,8 @@ def test_unknown_variant_fails_listing_the_variants(tmp_path):
 def test_bad_settings_are_refused(tmp_path):
     for setting, value in (("THREADS", "1,x"), ("REPS", "0"),
                            ("ACCEL", "xen"), ("VCPUS", "-1"), ("PIN", "2"),
-                           ("THINK_LOOPS", "-3"), ("LATENCY_EVERY", "x")):
+                           ("THINK_LOOPS", "-3"), ("LATENCY_EVERY", "x"),
+                           ("SHARDS", "48")):
         r = run_make("bench", tmp_path, **{setting: value})
         assert r.returncode != 0, setting
         assert setting in r.stderr, r.stderr
