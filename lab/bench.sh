@@ -44,6 +44,11 @@ RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-0}
 # Extra kernel parameters, e.g. the module's test-only mutexlab.test_bug=1.
 GUEST_APPEND=${GUEST_APPEND:-}
 
+# The settings a result set records in its manifest.
+SETTINGS=(VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS
+	THINK_LOOPS LATENCY_EVERY THREADS PIN SHARDS QUICK FULL
+	RELEASE_WINDOW_NS GUEST_APPEND)
+
 check_settings() {
 	local name value
 	[[ "$RELEASE_WINDOW_NS" =~ ^[0-9]+$ ]] ||
@@ -112,21 +117,6 @@ run_benchmark() {
 	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$OUT" "$expected_s" "$(module_append)"
 }
 
-write_manifest() {
-	local -a args=(--lab-root "$LAB_ROOT" --variant "$VARIANT" --profile "$PROFILE"
-		--series-sha256 "$(series_hash "$VARIANT")"
-		--debian-source-version "$(kernel_source_version)"
-		--mutex-object "$BUILD/kernel/locking/mutex.o")
-	local item
-	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
-	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
-	for item in VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS THINK_LOOPS \
-		LATENCY_EVERY THREADS PIN SHARDS QUICK FULL \
-		RELEASE_WINDOW_NS GUEST_APPEND; do
-		args+=(--param "${item,,}=${!item}")
-	done
-	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
-}
 
 # Whatever the guest managed to send is parsed and described, pass or fail.
 finish_result_set() {
@@ -135,7 +125,7 @@ finish_result_set() {
 	"$PYTHON" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" "$VCPUS" ||
 		parse_status=$?
 	rm -f "$OUT/initramfs.cpio"
-	write_manifest
+	write_manifest "${SETTINGS[@]}"
 	if [ "$guest_status" != 0 ] || [ "$parse_status" != 0 ]; then
 		die "run of $VARIANT failed; result set kept in $OUT"
 	fi
@@ -147,15 +137,9 @@ main() {
 	check_settings
 	STEP_TIMES_FILE=$(mktemp)
 	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
-	timed_step deps "$LAB_ROOT/lab/deps.sh"
-	timed_step tree "$LAB_ROOT/lab/tree.sh" "$VARIANT"
-	timed_step build "$LAB_ROOT/lab/build.sh" "$VARIANT" "$PROFILE"
-	BUILD=$(build_dir "$VARIANT" "$PROFILE")
+	prepare_kernel
 
-	OUT="$RESULTS_DIR/$VARIANT/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)"
-	mkdir -p "$OUT"
-	log "result folder: $OUT"
-	cp "$BUILD/.config" "$OUT/kernel.config"
+	new_result_folder
 	timed_step initramfs make_initramfs
 	local guest_status=0
 	timed_step guest run_benchmark || guest_status=$?

@@ -9,6 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 VARIANT=${VARIANT:-owner-field}
+# shellcheck disable=SC2034 # read by lib.sh (prepare_kernel, write_manifest)
 PROFILE=check
 CHECKS=${CHECKS:-exclusion free_control free_article free_amdgpu locktorture ww_mutex}
 # Longest run of each of the lab's own checks, ms.
@@ -28,6 +29,10 @@ RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 GUEST_APPEND=${GUEST_APPEND:-}
 
 KNOWN_CHECKS="exclusion free_control free_article free_amdgpu locktorture ww_mutex"
+
+# The settings a result set records in its manifest.
+SETTINGS=(VCPUS MEM_MB ACCEL CHECKS CHECK_MS RELEASE_WINDOW_NS PEER_SECS
+	GUEST_APPEND)
 
 check_settings() {
 	local check
@@ -84,19 +89,6 @@ run_check() {
 		"$(check_append "$check")" || log "check $check: the guest did not end cleanly"
 }
 
-write_manifest() {
-	local -a args=(--lab-root "$LAB_ROOT" --variant "$VARIANT" --profile "$PROFILE"
-		--series-sha256 "$(series_hash "$VARIANT")"
-		--debian-source-version "$(kernel_source_version)"
-		--mutex-object "$BUILD/kernel/locking/mutex.o")
-	local item
-	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
-	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
-	for item in VCPUS MEM_MB ACCEL CHECKS CHECK_MS RELEASE_WINDOW_NS PEER_SECS GUEST_APPEND; do
-		args+=(--param "${item,,}=${!item}")
-	done
-	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
-}
 
 main() {
 	local check verdict_status=0
@@ -104,15 +96,9 @@ main() {
 	check_settings
 	STEP_TIMES_FILE=$(mktemp)
 	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
-	timed_step deps "$LAB_ROOT/lab/deps.sh"
-	timed_step tree "$LAB_ROOT/lab/tree.sh" "$VARIANT"
-	timed_step build "$LAB_ROOT/lab/build.sh" "$VARIANT" "$PROFILE"
-	BUILD=$(build_dir "$VARIANT" "$PROFILE")
+	prepare_kernel
 
-	OUT="$RESULTS_DIR/$VARIANT/check-$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)"
-	mkdir -p "$OUT"
-	log "result folder: $OUT"
-	cp "$BUILD/.config" "$OUT/kernel.config"
+	new_result_folder check-
 	local -a peers
 	mapfile -t peers < <(peer_modules)
 	timed_step initramfs "$LAB_ROOT/guest/mkinitramfs.sh" \
@@ -123,7 +109,7 @@ main() {
 	rm -f "$OUT/initramfs.cpio"
 	"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" "$OUT" || verdict_status=$?
 	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
-	write_manifest
+	write_manifest "${SETTINGS[@]}"
 	case "$verdict_status" in
 	0) log "all checks passed; result set: $OUT" ;;
 	1) die "checks failed (verdict above); result set: $OUT" ;;

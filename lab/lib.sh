@@ -162,3 +162,39 @@ boot_guest() {
 		--accel "$ACCEL" --expected-run-s "$4" --cache-dir "$LAB_CACHE" \
 		--append "$5"
 }
+
+# The steps every job starts with: dependencies, the variant's tree, its
+# kernel for PROFILE. Sets BUILD, the build folder.
+prepare_kernel() {
+	timed_step deps "$LAB_ROOT/lab/deps.sh"
+	timed_step tree "$LAB_ROOT/lab/tree.sh" "$VARIANT"
+	timed_step build "$LAB_ROOT/lab/build.sh" "$VARIANT" "$PROFILE"
+	BUILD=$(build_dir "$VARIANT" "$PROFILE")
+}
+
+# Usage: new_result_folder [PREFIX]
+# Sets OUT to a new RESULTS_DIR/VARIANT/<PREFIX><UTC>-<host>, with the
+# kernel's .config in it.
+new_result_folder() {
+	OUT="$RESULTS_DIR/$VARIANT/${1:-}$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)"
+	mkdir -p "$OUT"
+	log "result folder: $OUT"
+	cp "$BUILD/.config" "$OUT/kernel.config"
+}
+
+# Usage: write_manifest SETTING...
+# OUT's manifest.json: the variant, its series and fragments, and the value
+# of every SETTING named.
+write_manifest() {
+	local -a args=(--lab-root "$LAB_ROOT" --variant "$VARIANT" --profile "$PROFILE"
+		--series-sha256 "$(series_hash "$VARIANT")"
+		--debian-source-version "$(kernel_source_version)"
+		--mutex-object "$BUILD/kernel/locking/mutex.o")
+	local item
+	while IFS= read -r item; do args+=(--patch "$item"); done < <(variant_patches "$VARIANT")
+	while IFS= read -r item; do args+=(--fragment "$item"); done < <(config_fragments "$VARIANT" "$PROFILE")
+	for item in "$@"; do
+		args+=(--param "${item,,}=${!item}")
+	done
+	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
+}
