@@ -32,7 +32,6 @@ PROPERTIES = {
     "free_article": "free_safe",
     "free_amdgpu": "free_safe",
 }
-PEER_CHECKS = ("locktorture", "ww_mutex")
 LOCKTORTURE_WRITES = re.compile(
     r"Writes:\s+Total:\s+(?P<total>\d+)\s+Max/Min:\s+(?P<max>\d+)/(?P<min>\d+)"
     r"\s*(?P<starved>\?\?\?)?\s+Fail:\s+(?P<fail>\d+)")
@@ -101,9 +100,8 @@ def kasan_evidence(console_text):
 
 def judge_module_check(run, raw_text):
     parsed = parse_raw(raw_text)
-    details = {"records": parsed.get("checks", []),
-               "tests": parsed["tests"],
-               "release_window_ns": (parsed["meta"] or {}).get("release_window_ns")}
+    details = {"records": parsed["checks"], "tests": parsed["tests"],
+               "meta": parsed["meta"]}
     return not parsed["problems"], parsed["problems"], details
 
 
@@ -172,24 +170,14 @@ def property_verdicts(results):
     # says little (the stock variant has no window to open).
     free = [r for r in results if PROPERTIES[r["check"]] == "free_safe"]
     if verdicts["free_safe"] == "yes" and not all(
-            (r.get("details") or {}).get("release_window_ns") for r in free):
+            ((r.get("details") or {}).get("meta") or {}).get("release_window_ns")
+            for r in free):
         verdicts["free_safe"] = "yes, but without a release window: weak evidence"
     # A detector that fires on the control proves nothing about the design.
     if (verdicts["free_safety_control"] == "broken"
             and verdicts["free_safe"] != "not checked"):
         verdicts["free_safe"] = "unknown: the control failed"
     return verdicts
-
-
-def first_meta(results_dirs):
-    for folder in results_dirs:
-        for line in read(folder / "results.raw").splitlines():
-            if line.startswith('{"type":"meta"'):
-                try:
-                    return json.loads(line)
-                except ValueError:
-                    continue
-    return None
 
 
 def ktap(results):
@@ -220,9 +208,9 @@ def judge_set(out):
     order = list(PROPERTIES)
     folders.sort(key=lambda d: order.index(d.name))
     results = [judge_check(d.name, d) for d in folders]
-    meta = first_meta([d for d in folders if d.name not in PEER_CHECKS])
-    if meta:
-        meta.pop("type", None)
+    # What the lab's module said of the guest, from the first check that ran.
+    meta = next((r["details"]["meta"] for r in results
+                 if (r.get("details") or {}).get("meta")), None)
     return {"outcome": ("checks-passed" if results and all(r["ok"] for r in results)
                         else "checks-failed"),
             "verdict": property_verdicts(results),

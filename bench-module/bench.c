@@ -27,7 +27,6 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
-#include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
@@ -675,16 +674,9 @@ static void report_meta(void)
 {
 	int i;
 
-	results_printf("{\"type\":\"meta\",\"uname_r\":\"%s\",\"uname_v\":\"%s\",\"online_cpus\":%u,\"clocksource\":\"%s\",\"sizeof_mutex\":%zu,",
-		       init_utsname()->release, init_utsname()->version,
-		       num_online_cpus(), mutexlab_clocksource, sizeof(struct mutex));
+	report_guest_meta();
 	results_printf("\"timestamp_ns\":%llu,\"loop_ps\":%llu,",
 		       timestamp_cost_ns(), loop_cost_ps());
-	/* A kernel without the lab's release window reports null. */
-	if (mutexlab_release_window_ns >= 0)
-		results_printf("\"release_window_ns\":%ld,", mutexlab_release_window_ns);
-	else
-		results_printf("\"release_window_ns\":null,");
 	results_printf("\"params\":{\"pin\":%s,\"workloads\":\"%s\",\"shards\":%u,\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"think_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
 		       pin ? "true" : "false", workloads, shards, duration_ms,
 		       warmup_ms, reps, cs_loops, think_loops, latency_every,

@@ -40,7 +40,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <linux/utsname.h>
 #include <linux/wait.h>
 
 #include "mutexlab.h"
@@ -94,12 +93,17 @@ struct excl_state {
 	bool stop;
 };
 
-struct excl_worker {
-	struct excl_state *s;
-	struct task_struct *task;
+/* Per way of locking: took the mutex, was interrupted, declined. */
+struct way_counts {
 	u64 taken[NR_WAYS];
 	u64 interrupted[NR_WAYS];
 	u64 not_taken[NR_WAYS];
+};
+
+struct excl_worker {
+	struct excl_state *s;
+	struct task_struct *task;
+	struct way_counts n;
 } ____cacheline_aligned_in_smp;
 
 /* 0 with the mutex held, -EINTR, or -EBUSY when the way declined. */
@@ -175,11 +179,11 @@ static int excl_worker_fn(void *arg)
 		if (!ret) {
 			excl_critical_section(s, way, n % SLEEP_EVERY == 0);
 			mutex_unlock(&s->lock);
-			w->taken[way]++;
+			w->n.taken[way]++;
 		} else if (ret == -EINTR) {
-			w->interrupted[way]++;
+			w->n.interrupted[way]++;
 		} else {
-			w->not_taken[way]++;
+			w->n.not_taken[way]++;
 		}
 		if (signal_pending(current))
 			flush_signals(current);
@@ -204,25 +208,28 @@ static int excl_signaller_fn(void *arg)
 	return 0;
 }
 
-static u64 sum_way(struct excl_worker *workers, size_t offset, int way)
+static void sum_ways(const struct excl_worker *workers, struct way_counts *sum)
 {
-	u64 sum = 0;
-	int i;
+	int i, way;
 
-	for (i = 0; i < nr_threads; i++)
-		sum += ((u64 *)((char *)&workers[i] + offset))[way];
-	return sum;
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < nr_threads; i++) {
+		for (way = 0; way < NR_WAYS; way++) {
+			sum->taken[way] += workers[i].n.taken[way];
+			sum->interrupted[way] += workers[i].n.interrupted[way];
+			sum->not_taken[way] += workers[i].n.not_taken[way];
+		}
+	}
 }
 
-static void report_ways(const char *key, struct excl_worker *workers,
-			size_t offset)
+static void report_ways(const char *key, const u64 *per_way)
 {
 	int way;
 
 	results_printf("\"%s\":{", key);
 	for (way = 0; way < NR_WAYS; way++)
 		results_printf("%s\"%s\":%llu", way ? "," : "", way_names[way],
-			       sum_way(workers, offset, way));
+			       per_way[way]);
 	results_printf("}");
 }
 
@@ -234,11 +241,12 @@ static void ktap_result(int nr, bool ok, const char *name, const char *why)
 
 static int run_exclusion(void)
 {
-	size_t taken = offsetof(struct excl_worker, taken);
 	struct excl_worker *workers;
 	struct task_struct *signaller;
+	struct way_counts sum;
 	struct excl_state *s;
-	u64 total = 0, intr, kill, ways_taken = 0;
+	u64 total = 0, ways_taken = 0;
+	bool exclusive, interrupted;
 	int i, violations, passed = 0, err = 0;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
@@ -278,40 +286,36 @@ static int run_exclusion(void)
 	if (err)
 		goto out;
 
+	sum_ways(workers, &sum);
 	for (i = 0; i < NR_WAYS; i++) {
-		total += sum_way(workers, taken, i);
-		ways_taken += sum_way(workers, taken, i) > 0;
+		total += sum.taken[i];
+		ways_taken += sum.taken[i] > 0;
 	}
 	violations = atomic_read(&s->seen_on_entry) +
 		     atomic_read(&s->seen_on_exit) + atomic_read(&s->dec_not_zero);
-	intr = sum_way(workers, offsetof(struct excl_worker, interrupted),
-		       WAY_INTERRUPTIBLE);
-	kill = sum_way(workers, offsetof(struct excl_worker, interrupted),
-		       WAY_KILLABLE);
+	interrupted = sum.interrupted[WAY_INTERRUPTIBLE] &&
+		      sum.interrupted[WAY_KILLABLE];
 	results_printf("{\"type\":\"check\",\"check\":\"exclusion\",\"threads\":%u,\"duration_ms\":%u,\"violations\":%d,\"seen_on_entry\":%d,\"seen_on_exit\":%d,\"dec_not_zero\":%d,\"entries\":%lu,\"acquisitions\":%llu,",
 		       nr_threads, check_ms, violations,
 		       atomic_read(&s->seen_on_entry),
 		       atomic_read(&s->seen_on_exit),
 		       atomic_read(&s->dec_not_zero), s->entries, total);
-	report_ways("taken", workers, taken);
+	report_ways("taken", sum.taken);
 	results_printf(",");
-	report_ways("interrupted", workers,
-		    offsetof(struct excl_worker, interrupted));
+	report_ways("interrupted", sum.interrupted);
 	results_printf(",");
-	report_ways("not_taken", workers,
-		    offsetof(struct excl_worker, not_taken));
+	report_ways("not_taken", sum.not_taken);
 	results_printf("}\n");
 
 	/* Lost increments are overlaps that the owner word did not catch. */
-	if (!violations && s->entries == total)
-		passed++;
-	ktap_result(1, !violations && s->entries == total, "mutual_exclusion",
-		    "two owners at once");
+	exclusive = !violations && s->entries == total;
+	passed += exclusive;
+	ktap_result(1, exclusive, "mutual_exclusion", "two owners at once");
 	passed += ways_taken == NR_WAYS;
 	ktap_result(2, ways_taken == NR_WAYS, "every_way_taken",
 		    "some way of locking never took the mutex");
-	passed += intr && kill;
-	ktap_result(3, intr && kill, "interrupted_waits",
+	passed += interrupted;
+	ktap_result(3, interrupted, "interrupted_waits",
 		    "no _interruptible or no _killable wait was interrupted");
 	pr_info("exclusion: %llu acquisitions, %d violations\n", total,
 		violations);
@@ -643,17 +647,9 @@ void check_run(void)
 	int passed;
 
 	results_printf("KTAP version 1\n");
-	results_printf("{\"type\":\"meta\",\"uname_r\":\"%s\",\"uname_v\":\"%s\",\"online_cpus\":%u,\"clocksource\":\"%s\",\"sizeof_mutex\":%zu,\"check\":\"%s\",",
-		       init_utsname()->release, init_utsname()->version,
-		       num_online_cpus(),
-		       mutexlab_clocksource, sizeof(struct mutex), check_name);
-	if (mutexlab_release_window_ns >= 0)
-		results_printf("\"release_window_ns\":%ld,",
-			       mutexlab_release_window_ns);
-	else
-		results_printf("\"release_window_ns\":null,");
-	results_printf("\"params\":{\"check_ms\":%u,\"check_threads\":%u,\"check_rounds\":%u,\"hold_us\":%u}}\n",
-		       check_ms, nr_threads, check_rounds, hold_us);
+	report_guest_meta();
+	results_printf("\"check\":\"%s\",\"params\":{\"check_ms\":%u,\"check_threads\":%u,\"check_rounds\":%u,\"hold_us\":%u}}\n",
+		       check_name, check_ms, nr_threads, check_rounds, hold_us);
 	results_printf("1..%d\n", chosen->nr_tests);
 	passed = chosen->run();
 	results_printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",

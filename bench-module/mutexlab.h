@@ -9,6 +9,7 @@
 /* main.c: module parameters that every part reports */
 extern long mutexlab_release_window_ns;
 extern char *mutexlab_clocksource;
+void report_guest_meta(void);
 
 /* results.c: the results channel, debugfs mutexlab/results */
 int results_init(void);
