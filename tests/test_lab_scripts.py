@@ -37,7 +37,7 @@ def test_bad_check_settings_are_refused(tmp_path):
 def test_mutants_extend_a_real_variant(tmp_path):
     mutants = LAB_ROOT / "tests" / "mutants"
     listed = run_make("variants", tmp_path, VARIANTS_DIR=mutants).stdout.split()
-    assert listed == ["touch-after-release", "trylock-steals"]
+    assert listed == ["slow-lock", "touch-after-release", "trylock-steals"]
     patches = subprocess.run(
         ["bash", "-c", "source lab/lib.sh && variant_patches trylock-steals"],
         cwd=LAB_ROOT, env={"VARIANTS_DIR": str(mutants), "PATH": "/usr/bin:/bin"},
@@ -45,6 +45,18 @@ def test_mutants_extend_a_real_variant(tmp_path):
     # common, then owner-field's, then the mutant's own.
     assert [p.split("/")[-2] for p in patches] == [
         "common", "common", "owner-field", "trylock-steals"]
+
+
+def test_designs_are_listed_and_stack_their_series(tmp_path):
+    listed = run_make("variants", tmp_path).stdout.split()
+    assert listed == ["count-only", "legacy", "owner-field", "stock", "tri-state"]
+    patches = subprocess.run(
+        ["bash", "-c", "source lab/lib.sh && variant_patches count-only"],
+        cwd=LAB_ROOT, env={"PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=True).stdout.split()
+    # common, then legacy's (which count-only fixes), then its own two.
+    assert [p.split("/")[-2] for p in patches] == [
+        "common", "common", "legacy", "count-only", "count-only"]
 
 
 def test_mutant_extending_an_unknown_variant_is_refused(tmp_path):
