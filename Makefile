@@ -10,9 +10,10 @@ PYTHON := /usr/bin/python3
 export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
 	THREADS RESULTS_DIR GUEST_APPEND LAB_CACHE VARIANTS_DIR JOBS \
 	RELEASE_WINDOW_NS CHECKS CHECK_MS PEER_SECS LATENCY_EVERY WORKLOADS \
-	THINK_LOOPS QUICK FULL PIN SHARDS
+	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON \
+	VARIANTS ROUNDS SETS PLOTS
 
-.PHONY: bench check test test-host deps variants checkpatch help
+.PHONY: bench check compare regress test test-host deps variants checkpatch help
 
 bench:
 	@lab/bench.sh
@@ -20,6 +21,19 @@ bench:
 # Correctness of a design: KASAN kernel, one boot per check, a verdict.
 check:
 	@lab/check.sh
+
+# Designs side by side: VARIANTS run interleaved, or SETS reused; plots and
+# report.md in results/compare/<UTC time>/.
+compare:
+	@lab/compare.sh
+
+# Did NEW get worse than BASE? Result set folders, or variant names for
+# their newest set; exit status 1 on a significant regression.
+regress:
+	@$(PYTHON) analysis/regress.py --threshold "$${THRESHOLD:-5}" \
+		$${REGRESS_JSON:+--json "$$REGRESS_JSON"} \
+		"$${BASE:?BASE=<result set|variant> is required}" \
+		"$${NEW:?NEW=<result set|variant> is required}"
 
 # Host-side tests first (seconds), then the ones that build and boot kernels.
 test: deps
@@ -39,7 +53,7 @@ checkpatch: deps
 
 help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
-	@echo 'Targets: bench check test test-host deps variants checkpatch help'
+	@echo 'Targets: bench check compare regress test test-host deps variants checkpatch help'
 	@echo 'Settings (bench): VARIANT PROFILE VCPUS MEM_MB ACCEL=auto|kvm|tcg'
 	@echo '  WORKLOADS=uncontended,contended,oversubscribed,sharded SHARDS'
 	@echo '  DURATION_MS WARMUP_MS REPS CS_LOOPS'
@@ -48,3 +62,6 @@ help:
 	@echo 'Settings (check): VARIANT VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'
 	@echo '  free_amdgpu locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'
 	@echo '  (default 1000000 for the free_* checks); see lab/check.sh'
+	@echo 'Settings (compare): VARIANTS ROUNDS (3) or SETS, and the bench settings'
+	@echo 'Settings (regress): BASE NEW (result set or variant) THRESHOLD (percent, 5)'
+	@echo '  REGRESS_JSON (also write the report as JSON); see analysis/regress.py'

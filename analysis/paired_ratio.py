@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Throughput of NEW relative to BASE over interleaved rounds.
+"""A metric of NEW relative to BASE over interleaved rounds.
 
-Usage: analysis/paired_ratio.py ROUNDS.txt BASE NEW
-ROUNDS.txt is lab/interleave.sh's output. For every thread count, each round
-gives one ratio: NEW's median throughput over BASE's, both from the same
-round. Prints the median ratio and its range over rounds.
+Usage: analysis/paired_ratio.py ROUNDS.txt BASE NEW [throughput|p99]
+ROUNDS.txt is lab/interleave.sh's output. For every workload and thread
+count, each round gives one ratio: NEW's median over BASE's, both from the
+same round (throughput: acquisitions per second; p99: the 99th percentile of
+lock latency, a log2 bucket bound, so its ratios are powers of two). Prints
+the median ratio and its range over rounds.
 """
 import json
 import statistics
@@ -13,27 +15,36 @@ import sys
 from pathlib import Path
 
 MIN_ROUNDS = 5
+METRICS = {
+    "throughput": lambda point: point["per_sec"],
+    "p99": lambda point: point["latency_ns"]["p99"],
+}
 
 
-def per_thread_medians(result_dir):
+def per_point_medians(result_dir, metric="throughput"):
+    """{(workload, threads): median over the set's repetitions}."""
+    value = METRICS[metric]
     points = json.loads((Path(result_dir) / "results.json").read_text())["points"]
-    by_threads = {}
+    by_key = {}
     for p in points:
+        if metric == "p99" and not p.get("latency_ns"):
+            continue  # no latency sample in this point
         # Older sets have contended points only, without the field.
-        if p.get("workload", "contended") == "contended":
-            by_threads.setdefault(p["threads"], []).append(p["per_sec"])
-    return {t: statistics.median(v) for t, v in by_threads.items()}
+        key = (p.get("workload", "contended"), p["threads"])
+        by_key.setdefault(key, []).append(value(p))
+    return {k: statistics.median(v) for k, v in by_key.items()}
 
 
-def paired_ratios(rounds, base, new):
-    """{threads: [ratio per round]} from {round: {variant: dir}}."""
+def paired_ratios(rounds, base, new, metric="throughput"):
+    """{(workload, threads): [ratio per round]} from {round: {variant: dir}}."""
     ratios = {}
     for sets in rounds.values():
         if base not in sets or new not in sets:
             continue
-        b, n = per_thread_medians(sets[base]), per_thread_medians(sets[new])
-        for t in sorted(b.keys() & n.keys()):
-            ratios.setdefault(t, []).append(n[t] / b[t])
+        b = per_point_medians(sets[base], metric)
+        n = per_point_medians(sets[new], metric)
+        for key in sorted(b.keys() & n.keys()):
+            ratios.setdefault(key, []).append(n[key] / b[key])
     return ratios
 
 
@@ -46,16 +57,18 @@ def read_rounds(path):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) not in (4, 5) or (len(argv) == 5 and argv[4] not in METRICS):
         sys.exit(__doc__)
-    ratios = paired_ratios(read_rounds(argv[1]), argv[2], argv[3])
-    print(f"{argv[3]} / {argv[2]}: contended throughput ratio per round")
-    print(f"{'threads':>7} {'rounds':>6} {'median':>8} {'min':>8} {'max':>8}")
-    for t, r in sorted(ratios.items()):
-        print(f"{t:>7} {len(r):>6} {statistics.median(r):>8.4f} "
+    metric = argv[4] if len(argv) == 5 else "throughput"
+    ratios = paired_ratios(read_rounds(argv[1]), argv[2], argv[3], metric)
+    print(f"{argv[3]} / {argv[2]}: {metric} ratio per round")
+    print(f"{'workload':<15} {'threads':>7} {'rounds':>6} {'median':>8} "
+          f"{'min':>8} {'max':>8}")
+    for (workload, t), r in sorted(ratios.items()):
+        print(f"{workload:<15} {t:>7} {len(r):>6} {statistics.median(r):>8.4f} "
               f"{min(r):>8.4f} {max(r):>8.4f}")
         if len(r) < MIN_ROUNDS:
-            print(f"warning: {t} threads: only {len(r)} rounds; "
+            print(f"warning: {workload}/{t} threads: only {len(r)} rounds; "
                   f"{MIN_ROUNDS} or more are needed to trust the spread")
     return 0
 

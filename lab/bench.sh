@@ -41,6 +41,8 @@ THREADS=${THREADS:-}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 # Delay after each unlock's release point, ns (the common series' knob).
 RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-0}
+# PLOTS=0 skips the set's plots (lab/interleave.sh plots once at the end).
+PLOTS=${PLOTS:-1}
 # Extra kernel parameters, e.g. the module's test-only mutexlab.test_bug=1.
 GUEST_APPEND=${GUEST_APPEND:-}
 
@@ -64,6 +66,7 @@ check_settings() {
 		fi
 	done
 	[[ "$PIN" =~ ^[01]$ ]] || die "PIN takes 0 or 1, got '$PIN'"
+	[[ "$PLOTS" =~ ^[01]$ ]] || die "PLOTS takes 0 or 1, got '$PLOTS'"
 	[[ "$SHARDS" =~ ^[0-9]+$ ]] && ((SHARDS > 0 && (SHARDS & (SHARDS - 1)) == 0)) ||
 		die "SHARDS must be a power of two, got '$SHARDS'"
 	[[ "$THINK_LOOPS" =~ ^[0-9]+$ ]] ||
@@ -132,6 +135,18 @@ finish_result_set() {
 	log "result set: $OUT"
 }
 
+# The set's plots in $OUT/plots, against the newest owner-field bench set
+# measured alike, when there is one. A failed plot costs the result set
+# nothing.
+plot_result_set() {
+	if "$PYTHON" "$LAB_ROOT/analysis/compare.py" --checks-dir "$RESULTS_DIR" \
+		--baseline-from "$RESULTS_DIR" "$OUT/plots" "$OUT" >/dev/null; then
+		log "plots: $OUT/plots/report.md"
+	else
+		log "warning: plotting failed; the result set itself is complete"
+	fi
+}
+
 main() {
 	require_variant "$VARIANT"
 	check_settings
@@ -145,6 +160,7 @@ main() {
 	timed_step guest run_benchmark || guest_status=$?
 	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
 	finish_result_set "$guest_status"
+	[ "$PLOTS" = 0 ] || plot_result_set
 }
 
 main "$@"

@@ -10,7 +10,9 @@ source "$(dirname "$0")/lib.sh"
 VARIANTS=${VARIANTS:?VARIANTS="a b ..." is required}
 ROUNDS=${ROUNDS:-5}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
-export RESULTS_DIR
+# Plotting each round's set would put host work between the rounds.
+PLOTS=0
+export RESULTS_DIR PLOTS
 
 result_sets() {
 	# A variant's first run has no folder yet: that is an empty list.

@@ -61,8 +61,9 @@ require_variant() {
 # no-common-series (the unpatched reference, say).
 uses_common_series() { [ ! -e "$VARIANTS_DIR/$1/no-common-series" ]; }
 
-# A test-only variant (tests/mutants) names, in a file named extends, the
-# real variant of $LAB_ROOT/variants whose series it adds its patches to.
+# A variant that builds on another (count-only on legacy, a test-only mutant
+# on owner-field) names, in a file named extends, the variant of
+# $LAB_ROOT/variants whose series it adds its patches to. One level only.
 extended_variant_dir() {
 	local file="$VARIANTS_DIR/$1/extends" base
 	[ -f "$file" ] || return 0

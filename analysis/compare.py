@@ -1,0 +1,359 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Compare mutex designs: plots and a report to choose one.
+
+Usage: analysis/compare.py OUT_DIR RESULT_SET... [--baseline VARIANT]
+                           [--checks-dir RESULTS_DIR] [--baseline-from RESULTS_DIR]
+Pools the repetitions of every result set of a variant (the rounds of an
+interleaved run), then writes OUT_DIR/report.md and its plots (PNG and SVG):
+throughput, latency percentiles, fairness and how locks were acquired against
+threads, each variant against the baseline (default owner-field). Correctness
+verdicts come from the newest `make check` set of each variant under
+--checks-dir, when there is one.
+"""
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in SVGs
+import matplotlib.pyplot as plt  # noqa: E402
+
+from fairness import jain_index  # noqa: E402
+import stats  # noqa: E402
+
+WAYS = ("fast path", "optimistic spin", "slow path, no spin", "handoff")
+
+
+# Pooling repetitions is only sound between sets measured alike.
+SAME_SETTINGS = ("cs_loops", "think_loops", "duration_ms", "pin", "shards")
+
+
+class MixedSettings(Exception):
+    pass
+
+
+def settings_of(path):
+    manifest = json.loads((Path(path) / "manifest.json").read_text())
+    return {k: manifest.get("parameters", {}).get(k) for k in SAME_SETTINGS}
+
+
+def newest_alike(results_dir, variant, like):
+    """The newest bench set of variant measured like the set `like`."""
+    want = settings_of(like)
+    for path in sorted((Path(results_dir) / variant).glob("[0-9]*"), reverse=True):
+        if (path / "results.json").is_file() and (path / "manifest.json").is_file() \
+                and settings_of(path) == want and path.resolve() != Path(like).resolve():
+            return path
+    return None
+
+
+def load_sets(paths):
+    """{variant: {"points": [...], "manifests": [...]}} pooled over sets."""
+    variants = {}
+    seen = {}
+    for path in map(Path, paths):
+        manifest = json.loads((path / "manifest.json").read_text())
+        settings = settings_of(path)
+        seen.setdefault(json.dumps(settings, sort_keys=True), []).append(str(path))
+        if len(seen) > 1:
+            raise MixedSettings("sets measured with different settings ("
+                                + ", ".join(SAME_SETTINGS) + "): "
+                                + "; ".join(f"{k}: {' '.join(v)}"
+                                            for k, v in seen.items()))
+        points = json.loads((path / "results.json").read_text())["points"]
+        entry = variants.setdefault(manifest["variant"],
+                                    {"points": [], "manifests": []})
+        entry["points"] += points
+        entry["manifests"].append(manifest)
+    return variants
+
+
+def by_config(points, workload):
+    """{threads: [points]} of one workload."""
+    out = {}
+    for p in points:
+        if p["workload"] == workload:
+            out.setdefault(p["threads"], []).append(p)
+    return dict(sorted(out.items()))
+
+
+def median_ci(values):
+    """Median and a bootstrap 95% interval of it."""
+    low, high = stats.bootstrap_median_ci(values)
+    return statistics.median(values), low, high
+
+
+def ways_of(group):
+    """Share of acquisitions by way, summed over the group's points."""
+    total = sum(p["total"] for p in group)
+    ev = {}
+    for p in group:
+        for name, n in (p.get("lock_events") or {}).items():
+            ev[name] = ev.get(name, 0) + n
+    if not total or "mutex_slowpath" not in ev:
+        return None
+    slow = min(ev["mutex_slowpath"], total)
+    spin = min(ev.get("mutex_opt_lock", 0), slow)
+    handoff = min(ev.get("mutex_handoff", 0), slow - spin)
+    return [(total - slow) / total, spin / total,
+            (slow - spin - handoff) / total, handoff / total]
+
+
+def machine_line(variants):
+    m = next(iter(variants.values()))["manifests"][0]
+    host = m.get("host", {})
+    accel = m.get("accel", "?")
+    line = (f"{accel.upper()}, {m.get('vcpus')} vCPUs, host {host.get('cpu_model', '?')}"
+            f" x{host.get('cpus', '?')}")
+    if accel == "tcg":
+        line += ": emulated CPUs, compare designs relative to each other only"
+    return line
+
+
+def workloads_with_sweeps(variants):
+    found = []
+    for v in variants.values():
+        for p in v["points"]:
+            if p["workload"] != "uncontended" and p["workload"] not in found:
+                found.append(p["workload"])
+    return found
+
+
+def save(fig, out_dir, name, note):
+    fig.text(0.01, 0.005, note, fontsize=7, ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    for ext in ("png", "svg"):
+        fig.savefig(out_dir / f"{name}.{ext}", dpi=110)
+    plt.close(fig)
+    return f"{name}.png"
+
+
+def plot_throughput(variants, baseline, out_dir, note):
+    workloads = workloads_with_sweeps(variants)
+    fig, axes = plt.subplots(2, len(workloads), squeeze=False,
+                             figsize=(4.5 * len(workloads), 7))
+    series = {}
+    for col, workload in enumerate(workloads):
+        base = {t: statistics.median(p["per_sec"] for p in g)
+                for t, g in by_config(variants.get(baseline, {"points": []})["points"],
+                                      workload).items()}
+        for variant, data in variants.items():
+            groups = by_config(data["points"], workload)
+            threads = list(groups)
+            cis = [median_ci([p["per_sec"] for p in g]) for g in groups.values()]
+            med = [c[0] / 1e6 for c in cis]
+            series[(workload, variant)] = dict(zip(threads, med))
+            ax = axes[0][col]
+            line, = ax.plot(threads, med, marker="o", label=variant)
+            ax.fill_between(threads, [c[1] / 1e6 for c in cis],
+                            [c[2] / 1e6 for c in cis], alpha=0.2,
+                            color=line.get_color())
+            common = [t for t in threads if t in base]
+            if common:
+                axes[1][col].plot(common, [series[(workload, variant)][t] * 1e6 / base[t]
+                                           for t in common], marker="o", label=variant)
+        for row in (0, 1):
+            axes[row][col].set_xticks(sorted({t for (w, _), s in series.items()
+                                              if w == workload for t in s}))
+        axes[0][col].set(title=f"{workload}: throughput (median, 95% CI)",
+                         xlabel="threads", ylabel="M acquisitions/s")
+        axes[1][col].set(title=f"{workload}: relative to {baseline}",
+                         xlabel="threads", ylabel=f"/ {baseline}")
+        axes[1][col].axhline(1.0, color="grey", lw=0.8)
+        for row in (0, 1):
+            axes[row][col].legend(fontsize=8)
+    return save(fig, out_dir, "throughput", note), series
+
+
+def plot_latency(variants, out_dir, note):
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    for ax, name in zip(axes, ("p50", "p99", "p99_9")):
+        for variant, data in variants.items():
+            groups = by_config(data["points"], "contended")
+            pts = [(t, statistics.median(p["latency_ns"][name] for p in g))
+                   for t, g in groups.items() if all(p.get("latency_ns") for p in g)]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=variant)
+        ax.set(title=f"contended: lock latency {name.replace('_', '.')}",
+               xlabel="threads", ylabel="ns (log2 bucket bound)", yscale="log")
+        ax.legend(fontsize=8)
+    return save(fig, out_dir, "latency", note)
+
+
+def plot_fairness(variants, out_dir, note):
+    workloads = workloads_with_sweeps(variants)
+    fig, axes = plt.subplots(1, len(workloads), squeeze=False,
+                             figsize=(4.5 * len(workloads), 4))
+    for ax, workload in zip(axes[0], workloads):
+        for variant, data in variants.items():
+            pts = []
+            for t, g in by_config(data["points"], workload).items():
+                jains = [j for j in (jain_index(p["acquisitions"]) for p in g)
+                         if j is not None]
+                if jains:
+                    pts.append((t, statistics.median(jains)))
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=variant)
+        ax.set(title=f"{workload}: Jain's fairness index", xlabel="threads",
+               ylim=(0, 1.05))
+        ax.legend(fontsize=8)
+    return save(fig, out_dir, "fairness", note)
+
+
+def plot_ways(variants, out_dir, note):
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(variants) * 4), 4.5))
+    labels, shares = [], []
+    for variant, data in variants.items():
+        for t, g in by_config(data["points"], "contended").items():
+            w = ways_of(g)
+            if w is not None:
+                labels.append(f"{variant}\n{t}t")
+                shares.append(w)
+    bottom = [0.0] * len(labels)
+    for i, way in enumerate(WAYS):
+        heights = [s[i] for s in shares]
+        ax.bar(range(len(labels)), heights, bottom=bottom, label=way)
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    ax.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax.set(title="contended: how locks were acquired (share of acquisitions)",
+           ylim=(0, 1.05))
+    ax.legend(fontsize=8)
+    return save(fig, out_dir, "acquisition", note)
+
+
+def design_figures(variants):
+    """{variant: {uncontended (median, low, high) ns, sizeof, text bytes}}."""
+    out = {}
+    for variant, data in variants.items():
+        m = data["manifests"][0]
+        unc = [p["per_sec"] for p in data["points"] if p["workload"] == "uncontended"]
+        ns = None
+        if unc:
+            med, low, high = median_ci(unc)
+            ns = (1e9 / med, 1e9 / high, 1e9 / low)
+        out[variant] = {"uncontended_ns": ns, "sizeof_mutex": m.get("sizeof_mutex"),
+                        "mutex_text_bytes": m.get("mutex_text_bytes")}
+    return out
+
+
+def newest_verdict(checks_dir, variant):
+    if checks_dir is None:
+        return None
+    sets = sorted((Path(checks_dir) / variant).glob("check-*/verdict.json"))
+    if not sets:
+        return None
+    return {"set": str(sets[-1].parent),
+            **json.loads(sets[-1].read_text())["verdict"]}
+
+
+def recommend(variants, baseline, series, figures, verdicts):
+    """Rows of the recommendation table, correctness first."""
+    rows = []
+    for variant in variants:
+        v = verdicts.get(variant) or {}
+        gates = (v.get("mutual_exclusion") == "ok", v.get("free_safe") == "yes")
+        ratios = [series[(w, variant)][t] / series[(w, baseline)][t]
+                  for (w, var) in series if var == variant and (w, baseline) in series
+                  for t in series[(w, variant)] if t in series[(w, baseline)]
+                  and w == "contended"]
+        rows.append({"variant": variant, "mutual_exclusion": v.get("mutual_exclusion", "not checked"),
+                     "free_safe": v.get("free_safe", "not checked"), "gates": all(gates),
+                     "worst_contended_ratio": min(ratios) if ratios else None,
+                     **figures[variant]})
+    passing = [r for r in rows if r["gates"] and r["worst_contended_ratio"] is not None]
+    best = max(passing, key=lambda r: (r["worst_contended_ratio"],
+                                       -(r["sizeof_mutex"] or 0)), default=None)
+    return rows, best
+
+
+def fmt(x, spec, none="-"):
+    return none if x is None else format(x, spec)
+
+
+def write_report(out_dir, variants, baseline, plots, rows, best, note):
+    lines = ["# Mutex designs compared", "", f"Machine: {note}.", "",
+             "Variants: " + ", ".join(
+                 f"{v} ({len(d['manifests'])} result set(s), "
+                 f"{len(d['points'])} points)" for v, d in variants.items()), ""]
+    lines += ["## Recommendation", ""]
+    if best:
+        lines.append(f"**{best['variant']}**: passes both correctness gates "
+                     f"(mutual exclusion, free-safety) and keeps at least "
+                     f"{best['worst_contended_ratio']:.3f}x of {baseline}'s "
+                     f"contended throughput at every thread count; "
+                     f"`sizeof(struct mutex)` {best['sizeof_mutex']}.")
+    else:
+        lines.append("No variant passes both correctness gates with benchmark "
+                     "numbers here: run `make check VARIANT=x` for each.")
+    lines += ["", "| variant | mutual exclusion | free-safe | worst contended / "
+              f"{baseline} | uncontended ns/pair (95% CI) | sizeof | mutex.o text |",
+              "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ns = r["uncontended_ns"]
+        nstxt = f"{ns[0]:.1f} ({ns[1]:.1f}-{ns[2]:.1f})" if ns else "-"
+        lines.append(f"| {r['variant']} | {r['mutual_exclusion']} | {r['free_safe']} | "
+                     f"{fmt(r['worst_contended_ratio'], '.3f')} | {nstxt} | "
+                     f"{fmt(r['sizeof_mutex'], 'd')} | {fmt(r['mutex_text_bytes'], 'd')} |")
+    lines += ["", "Correctness comes first: a design that fails a gate is not "
+              "recommended whatever its speed.", ""]
+    for title, name in plots:
+        lines += [f"## {title}", "", f"![{title}]({name})", ""]
+    (out_dir / "report.md").write_text("\n".join(lines))
+
+
+def compare(out_dir, paths, baseline="owner-field", checks_dir=None):
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    variants = load_sets(paths)
+    if baseline not in variants:
+        baseline = next(iter(variants))
+    note = machine_line(variants)
+    throughput, series = plot_throughput(variants, baseline, out_dir, note)
+    plots = [("Throughput", throughput),
+             ("Latency", plot_latency(variants, out_dir, note)),
+             ("Fairness", plot_fairness(variants, out_dir, note)),
+             ("How locks were acquired", plot_ways(variants, out_dir, note))]
+    verdicts = {v: newest_verdict(checks_dir, v) for v in variants}
+    rows, best = recommend(variants, baseline, series, design_figures(variants),
+                           verdicts)
+    write_report(out_dir, variants, baseline, plots, rows, best, note)
+    (out_dir / "comparison.json").write_text(json.dumps(
+        {"baseline": baseline, "sets": [str(p) for p in paths], "rows": rows,
+         "recommended": best and best["variant"], "verdicts": verdicts},
+        indent=1) + "\n")
+    return out_dir / "report.md"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_dir")
+    parser.add_argument("sets", nargs="+")
+    parser.add_argument("--baseline", default="owner-field")
+    parser.add_argument("--checks-dir")
+    parser.add_argument("--baseline-from", metavar="RESULTS_DIR",
+                        help="add the newest baseline set measured like the "
+                        "first set, if RESULTS_DIR has one")
+    args = parser.parse_args(argv[1:])
+    missing = [s for s in args.sets if not (Path(s) / "results.json").is_file()]
+    if missing:
+        print(f"compare: not result sets: {' '.join(missing)}", file=sys.stderr)
+        return 2
+    if args.baseline_from:
+        extra = newest_alike(args.baseline_from, args.baseline, args.sets[0])
+        if extra:
+            args.sets.append(str(extra))
+    try:
+        print(compare(args.out_dir, args.sets, args.baseline, args.checks_dir))
+    except MixedSettings as e:
+        print(f"compare: {e}; compare them separately", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: [BASE=owner-field] [NEW=variant] [NEW_VARIANTS_DIR=dir] [PAIRS=5] \
+#        lab/calibrate_regress.sh
+# Runs BASE and NEW in turn PAIRS times (bench settings as for make bench)
+# and asks analysis/regress.py about each pair. With NEW unset (NEW=BASE) it
+# is an A/A test: every flag is a false positive. With NEW a slowed mutant
+# (NEW=slow-lock NEW_VARIANTS_DIR=tests/mutants) it shows what is caught.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+BASE=${BASE:-owner-field}
+NEW=${NEW:-$BASE}
+NEW_VARIANTS_DIR=${NEW_VARIANTS_DIR:-$VARIANTS_DIR}
+PAIRS=${PAIRS:-5}
+RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+export RESULTS_DIR PLOTS=0
+
+newest_set() {
+	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' | sort | tail -n 1
+}
+
+run_one() {
+	local variant=$1 dir=$2
+	VARIANT=$variant VARIANTS_DIR=$dir "$LAB_ROOT/lab/bench.sh" >&2
+	newest_set "$variant"
+}
+
+main() {
+	local pair base_set new_set out status
+	[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive count, got '$PAIRS'"
+	out="$RESULTS_DIR/calibration/$(date -u +%Y%m%dT%H%M%SZ)-$BASE-vs-$NEW"
+	mkdir -p "$out"
+	for pair in $(seq 1 "$PAIRS"); do
+		log "pair $pair/$PAIRS: $BASE, then $NEW"
+		base_set=$(run_one "$BASE" "$VARIANTS_DIR")
+		new_set=$(run_one "$NEW" "$NEW_VARIANTS_DIR")
+		status=0
+		"$PYTHON" "$LAB_ROOT/analysis/regress.py" --json "$out/pair$pair.json" \
+			"$base_set" "$new_set" >"$out/pair$pair.txt" || status=$?
+		[ "$status" -le 1 ] || die "regress failed on pair $pair; see $out/pair$pair.txt"
+		cat "$out/pair$pair.txt"
+	done
+	"$PYTHON" "$LAB_ROOT/analysis/regress.py" --tally "$out"
+	log "pairs and reports in $out"
+}
+
+main "$@"

@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Usage: lab/save_reference.sh COMPARE_DIR
+# Copies a make compare folder into results/reference/<its name>/: the report,
+# plots, comparison.json and rounds, and of each result set it pooled the
+# files that describe and hold the numbers (manifest, results, steps), not the
+# console logs. Small enough to commit; make regress and make compare take
+# the copied sets as they take any set.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+main() {
+	local src=${1:?usage: lab/save_reference.sh COMPARE_DIR} dest set rel file
+	[ -f "$src/comparison.json" ] || die "$src is not a make compare folder (no comparison.json)"
+	dest="$LAB_ROOT/results/reference/$(basename "$src")"
+	[ ! -e "$dest" ] || die "$dest exists; remove it first"
+	mkdir -p "$dest/sets"
+	cp "$src"/report.md "$src"/*.png "$src"/*.svg "$src"/comparison.json "$dest/"
+	[ ! -f "$src/rounds.txt" ] || cp "$src/rounds.txt" "$dest/"
+	while IFS= read -r set; do
+		rel="$(basename "$(dirname "$set")")/$(basename "$set")"
+		mkdir -p "$dest/sets/$rel"
+		for file in manifest.json results.json steps.txt; do
+			[ ! -f "$set/$file" ] || cp "$set/$file" "$dest/sets/$rel/"
+		done
+	done < <("$PYTHON" -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["sets"]))' "$src/comparison.json")
+	log "reference saved in $dest ($(du -sh "$dest" | cut -f1))"
+}
+
+main "$@"

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The comparison report and its plots, on synthetic result sets."""
+import json
+
+import compare
+
+
+def point(workload, threads, rep, per_sec):
+    total = int(per_sec)
+    return {"workload": workload, "threads": threads, "rep": rep,
+            "per_sec": per_sec, "total": total,
+            "acquisitions": [total // threads] * threads,
+            "latency_ns": {"p50": 1024, "p99": 4096, "p99_9": 8192},
+            "lock_events": {"mutex_slowpath": total // 10,
+                            "mutex_opt_lock": total // 20, "mutex_handoff": 1}}
+
+
+def write_set(root, variant, stamp, scale, sizeof, cs_loops="50"):
+    path = root / variant / stamp
+    path.mkdir(parents=True)
+    points = [point("uncontended", 1, r, 3e6 * scale) for r in range(5)]
+    points += [point("contended", t, r, 1e6 * scale / t * (1 + 0.01 * r))
+               for t in (1, 2, 4) for r in range(5)]
+    (path / "results.json").write_text(json.dumps({"points": points}))
+    (path / "manifest.json").write_text(json.dumps(
+        {"variant": variant, "accel": "tcg", "vcpus": 2, "sizeof_mutex": sizeof,
+         "parameters": {"cs_loops": cs_loops},
+         "mutex_text_bytes": 5000, "host": {"cpu_model": "test", "cpus": 2}}))
+    return path
+
+
+def write_verdict(root, variant, free_safe):
+    path = root / variant / "check-20261203T000000Z-vm"
+    path.mkdir(parents=True)
+    (path / "verdict.json").write_text(json.dumps(
+        {"verdict": {"mutual_exclusion": "ok", "free_safe": free_safe}}))
+
+
+def test_report_plots_and_recommendation(tmp_path):
+    sets = [write_set(tmp_path, "owner-field", "1", 1.0, 32),
+            write_set(tmp_path, "owner-field", "2", 1.0, 32),
+            write_set(tmp_path, "tri-state", "1", 0.97, 24),
+            write_set(tmp_path, "legacy", "1", 1.2, 40)]
+    write_verdict(tmp_path, "owner-field", "no")
+    write_verdict(tmp_path, "tri-state", "yes")
+    write_verdict(tmp_path, "legacy", "no")
+    out = tmp_path / "out"
+    report = compare.compare(out, sets, checks_dir=tmp_path)
+    text = report.read_text()
+    for name in ("throughput", "latency", "fairness", "acquisition"):
+        assert (out / f"{name}.png").stat().st_size > 0
+        assert f"]({name}.png)" in text
+    svg = (out / "throughput.svg").read_text()
+    assert all(v in svg for v in ("owner-field", "tri-state", "legacy"))
+    assert "TCG" in svg and "relative to each other only" in svg
+    summary = json.loads((out / "comparison.json").read_text())
+    # legacy is fastest but not free-safe: correctness gates come first.
+    assert summary["recommended"] == "tri-state"
+    rows = {r["variant"]: r for r in summary["rows"]}
+    assert round(rows["tri-state"]["worst_contended_ratio"], 3) == 0.97
+    assert rows["owner-field"]["free_safe"] == "no"
+    assert "**tri-state**" in text and "| legacy | ok | no |" in text
+
+
+def test_no_verdicts_means_no_recommendation(tmp_path):
+    sets = [write_set(tmp_path, "owner-field", "1", 1.0, 32),
+            write_set(tmp_path, "count-only", "1", 1.0, 24)]
+    report = compare.compare(tmp_path / "out", sets)
+    assert "No variant passes both correctness gates" in report.read_text()
+    assert "| count-only | not checked | not checked |" in report.read_text()
+
+
+def test_sets_measured_differently_are_not_pooled(tmp_path, capsys):
+    sets = [write_set(tmp_path, "owner-field", "1", 1.0, 32),
+            write_set(tmp_path, "tri-state", "1", 1.0, 24, cs_loops="1200")]
+    assert compare.main(["compare", str(tmp_path / "out"), *map(str, sets)]) == 2
+    assert "cs_loops" in capsys.readouterr().err
+
+
+def test_baseline_from_picks_the_newest_set_measured_alike(tmp_path):
+    older = write_set(tmp_path, "owner-field", "20261201T000000Z-vm", 1.0, 32)
+    write_set(tmp_path, "owner-field", "20261202T000000Z-vm", 1.0, 32,
+              cs_loops="1200")
+    new = write_set(tmp_path, "tri-state", "20261203T000000Z-vm", 1.0, 24)
+    assert compare.newest_alike(tmp_path, "owner-field", new) == older
+    assert compare.newest_alike(tmp_path, "count-only", new) is None
+    assert compare.main(["compare", "--baseline-from", str(tmp_path),
+                         str(tmp_path / "out"), str(new)]) == 0
+    summary = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    assert summary["baseline"] == "owner-field" and len(summary["sets"]) == 2
