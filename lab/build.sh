@@ -110,7 +110,9 @@ main() {
 	require_variant "$VARIANT"
 	TREE=$(tree_dir "$VARIANT")
 	OUT=$(build_dir "$VARIANT" "$PROFILE")
-	[ -f "$TREE.series" ] || die "no prepared tree for $VARIANT (run lab/tree.sh $VARIANT)"
+	# The kernel key names the series; the tree must hold that series.
+	[ "$(cat "$TREE.series" 2>/dev/null)" = "$(series_hash "$VARIANT")" ] ||
+		die "the tree for $VARIANT does not hold its current series (run lab/tree.sh $VARIANT)"
 	mkdir -p "$OUT"
 	# Two makes in one build folder corrupt it: one build at a time.
 	exec 8>"$OUT/.lock"

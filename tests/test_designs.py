@@ -22,6 +22,11 @@ def verdict_of(tmp_path, variant):
     return json.loads((result_set / "verdict.json").read_text())
 
 
+def sizeof_mutex(tmp_path, variant):
+    (result_set,) = result_sets(tmp_path / "results", variant)
+    return json.loads((result_set / "manifest.json").read_text())["sizeof_mutex"]
+
+
 def check_results(verdict):
     return {c["check"]: c for c in verdict["checks"]}
 
@@ -45,6 +50,7 @@ def test_legacy_keeps_exclusion_and_is_caught_after_its_release_point(tmp_path):
     # The read of wait_list right after 3.10's atomic_set(count, 1).
     assert kasan["access_stack"][0].startswith("__mutex_unlock_slowpath"), kasan
     assert kasan["freed_stack"][0].startswith("amdgpu_worker_fn+"), kasan
+    assert sizeof_mutex(tmp_path, "legacy") == 40
 
 
 @pytest.mark.parametrize("variant", ["tri-state", "count-only"])
@@ -59,3 +65,5 @@ def test_free_safe_design_passes_every_check(tmp_path, variant):
     results = check_results(verdict)
     assert set(results) == PEER_CHECKS | {"free_article", "free_amdgpu"}
     assert all(c["ok"] for c in results.values()), results
+    # KASAN adds nothing to struct mutex: the bench profile's size.
+    assert sizeof_mutex(tmp_path, variant) == 24

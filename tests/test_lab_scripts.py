@@ -17,7 +17,7 @@ def test_bad_settings_are_refused(tmp_path):
     for setting, value in (("THREADS", "1,x"), ("REPS", "0"),
                            ("ACCEL", "xen"), ("VCPUS", "-1"), ("PIN", "2"),
                            ("THINK_LOOPS", "-3"), ("LATENCY_EVERY", "x"),
-                           ("SHARDS", "48")):
+                           ("SHARDS", "48"), ("PLOTS", "yes")):
         r = run_make("bench", tmp_path, **{setting: value})
         assert r.returncode != 0, setting
         assert setting in r.stderr, r.stderr
@@ -132,3 +132,19 @@ def test_quick_and_full_exclude_each_other(tmp_path):
     assert "exclude each other" in r.stderr
     r = run_make("bench", tmp_path, QUICK="yes")
     assert r.returncode != 0 and "QUICK and FULL take 0 or 1" in r.stderr
+
+
+def test_build_refuses_a_tree_that_does_not_hold_its_series(tmp_path):
+    """build.sh's kernel key names the series: building a stale tree would
+    record a kernel under a series it was not built from."""
+    trees = tmp_path / "trees"
+    trees.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "LAB_CACHE": str(tmp_path)}
+    for stamp in (None, "stale"):
+        if stamp:
+            (trees / "owner-field.series").write_text(stamp + "\n")
+        r = subprocess.run(["lab/build.sh", "owner-field", "bench"], cwd=LAB_ROOT,
+                           env=env, capture_output=True, text=True)
+        assert r.returncode != 0
+        assert "does not hold its current series (run lab/tree.sh owner-field)" in r.stderr
+    assert not (tmp_path / "build").exists()
