@@ -136,8 +136,8 @@ def save(fig, out_dir, name, note):
 def plot_throughput(variants, baseline, out_dir, note):
     workloads = workloads_with_sweeps(variants)
     fig, axes = plt.subplots(2, len(workloads), squeeze=False,
-                             figsize=(4.5 * len(workloads), 7))
-    series = {}
+                             figsize=(max(7, 4.5 * len(workloads)), 7))
+    bands = {}
     for col, workload in enumerate(workloads):
         base = {t: statistics.median(p["per_sec"] for p in g)
                 for t, g in by_config(variants.get(baseline, {"points": []})["points"],
@@ -147,7 +147,7 @@ def plot_throughput(variants, baseline, out_dir, note):
             threads = list(groups)
             cis = [median_ci([p["per_sec"] for p in g]) for g in groups.values()]
             med = [c[0] / 1e6 for c in cis]
-            series[(workload, variant)] = dict(zip(threads, med))
+            bands[(workload, variant)] = dict(zip(threads, cis))
             ax = axes[0][col]
             line, = ax.plot(threads, med, marker="o", label=variant)
             ax.fill_between(threads, [c[1] / 1e6 for c in cis],
@@ -155,10 +155,10 @@ def plot_throughput(variants, baseline, out_dir, note):
                             color=line.get_color())
             common = [t for t in threads if t in base]
             if common:
-                axes[1][col].plot(common, [series[(workload, variant)][t] * 1e6 / base[t]
+                axes[1][col].plot(common, [bands[(workload, variant)][t][0] / base[t]
                                            for t in common], marker="o", label=variant)
         for row in (0, 1):
-            axes[row][col].set_xticks(sorted({t for (w, _), s in series.items()
+            axes[row][col].set_xticks(sorted({t for (w, _), s in bands.items()
                                               if w == workload for t in s}))
         axes[0][col].set(title=f"{workload}: throughput (median, 95% CI)",
                          xlabel="threads", ylabel="M acquisitions/s")
@@ -167,7 +167,7 @@ def plot_throughput(variants, baseline, out_dir, note):
         axes[1][col].axhline(1.0, color="grey", lw=0.8)
         for row in (0, 1):
             axes[row][col].legend(fontsize=8)
-    return save(fig, out_dir, "throughput", note), series
+    return save(fig, out_dir, "throughput", note), bands
 
 
 def plot_latency(variants, out_dir, note):
@@ -188,7 +188,7 @@ def plot_latency(variants, out_dir, note):
 def plot_fairness(variants, out_dir, note):
     workloads = workloads_with_sweeps(variants)
     fig, axes = plt.subplots(1, len(workloads), squeeze=False,
-                             figsize=(4.5 * len(workloads), 4))
+                             figsize=(max(7, 4.5 * len(workloads)), 4))
     for ax, workload in zip(axes[0], workloads):
         for variant, data in variants.items():
             pts = []
@@ -251,20 +251,33 @@ def newest_verdict(checks_dir, variant):
             **json.loads(sets[-1].read_text())["verdict"]}
 
 
-def recommend(variants, baseline, series, figures, verdicts):
+def contended_against(bands, variant, baseline):
+    """Median throughput ratios to the baseline per thread count, and at how
+    many thread counts the two 95% bands overlap."""
+    mine = bands.get(("contended", variant), {})
+    base = bands.get(("contended", baseline), {})
+    common = sorted(mine.keys() & base.keys())
+    ratios = [mine[t][0] / base[t][0] for t in common]
+    overlap = sum(mine[t][1] <= base[t][2] and base[t][1] <= mine[t][2]
+                  for t in common)
+    return ratios, overlap, len(common)
+
+
+def recommend(variants, baseline, bands, figures, verdicts):
     """Rows of the recommendation table, correctness first."""
     rows = []
     for variant in variants:
         v = verdicts.get(variant) or {}
-        gates = (v.get("mutual_exclusion") == "ok", v.get("free_safe") == "yes")
-        ratios = [series[(w, variant)][t] / series[(w, baseline)][t]
-                  for (w, var) in series if var == variant and (w, baseline) in series
-                  for t in series[(w, variant)] if t in series[(w, baseline)]
-                  and w == "contended"]
-        rows.append({"variant": variant, "mutual_exclusion": v.get("mutual_exclusion", "not checked"),
-                     "free_safe": v.get("free_safe", "not checked"), "gates": all(gates),
-                     "worst_contended_ratio": min(ratios) if ratios else None,
-                     **figures[variant]})
+        ratios, overlap, points = contended_against(bands, variant, baseline)
+        rows.append({
+            "variant": variant,
+            "mutual_exclusion": v.get("mutual_exclusion", "not checked"),
+            "free_safe": v.get("free_safe", "not checked"),
+            "gates": v.get("mutual_exclusion") == "ok" and v.get("free_safe") == "yes",
+            "worst_contended_ratio": min(ratios) if ratios else None,
+            "bands_overlapping": f"{overlap}/{points}",
+            "within_noise": points > 0 and overlap == points,
+            **figures[variant]})
     passing = [r for r in rows if r["gates"] and r["worst_contended_ratio"] is not None]
     best = max(passing, key=lambda r: (r["worst_contended_ratio"],
                                        -(r["sizeof_mutex"] or 0)), default=None)
@@ -282,22 +295,27 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note):
                  f"{len(d['points'])} points)" for v, d in variants.items()), ""]
     lines += ["## Recommendation", ""]
     if best:
+        noise = (f" Its 95% bands overlap {baseline}'s at every thread count: "
+                 "the speed differences are within this run's noise, and "
+                 "the gates and the size decide." if best["within_noise"] else "")
         lines.append(f"**{best['variant']}**: passes both correctness gates "
                      f"(mutual exclusion, free-safety) and keeps at least "
                      f"{best['worst_contended_ratio']:.3f}x of {baseline}'s "
-                     f"contended throughput at every thread count; "
-                     f"`sizeof(struct mutex)` {best['sizeof_mutex']}.")
+                     f"median contended throughput at every thread count; "
+                     f"`sizeof(struct mutex)` {best['sizeof_mutex']}.{noise}")
     else:
         lines.append("No variant passes both correctness gates with benchmark "
                      "numbers here: run `make check VARIANT=x` for each.")
     lines += ["", "| variant | mutual exclusion | free-safe | worst contended / "
-              f"{baseline} | uncontended ns/pair (95% CI) | sizeof | mutex.o text |",
-              "|---|---|---|---|---|---|---|"]
+              f"{baseline} (median) | 95% bands overlapping {baseline}'s | "
+              "uncontended ns/pair (95% CI) | sizeof | mutex.o text |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ns = r["uncontended_ns"]
         nstxt = f"{ns[0]:.1f} ({ns[1]:.1f}-{ns[2]:.1f})" if ns else "-"
         lines.append(f"| {r['variant']} | {r['mutual_exclusion']} | {r['free_safe']} | "
-                     f"{fmt(r['worst_contended_ratio'], '.3f')} | {nstxt} | "
+                     f"{fmt(r['worst_contended_ratio'], '.3f')} | "
+                     f"{r['bands_overlapping']} | {nstxt} | "
                      f"{fmt(r['sizeof_mutex'], 'd')} | {fmt(r['mutex_text_bytes'], 'd')} |")
     lines += ["", "Correctness comes first: a design that fails a gate is not "
               "recommended whatever its speed.", ""]
@@ -313,13 +331,13 @@ def compare(out_dir, paths, baseline="owner-field", checks_dir=None):
     if baseline not in variants:
         baseline = next(iter(variants))
     note = machine_line(variants)
-    throughput, series = plot_throughput(variants, baseline, out_dir, note)
+    throughput, bands = plot_throughput(variants, baseline, out_dir, note)
     plots = [("Throughput", throughput),
              ("Latency", plot_latency(variants, out_dir, note)),
              ("Fairness", plot_fairness(variants, out_dir, note)),
              ("How locks were acquired", plot_ways(variants, out_dir, note))]
     verdicts = {v: newest_verdict(checks_dir, v) for v in variants}
-    rows, best = recommend(variants, baseline, series, design_figures(variants),
+    rows, best = recommend(variants, baseline, bands, design_figures(variants),
                            verdicts)
     write_report(out_dir, variants, baseline, plots, rows, best, note)
     (out_dir / "comparison.json").write_text(json.dumps(

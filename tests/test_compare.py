@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The comparison report and its plots, on synthetic result sets."""
 import json
+from pathlib import Path
 
 import compare
+from conftest import LAB_ROOT
 
 
 def point(workload, threads, rep, per_sec):
@@ -60,6 +62,9 @@ def test_report_plots_and_recommendation(tmp_path):
     assert round(rows["tri-state"]["worst_contended_ratio"], 3) == 0.97
     assert rows["owner-field"]["free_safe"] == "no"
     assert "**tri-state**" in text and "| legacy | ok | no |" in text
+    assert rows["owner-field"]["bands_overlapping"] == "3/3"
+    # 20% faster with a 4% spread: no band of legacy touches owner-field's.
+    assert rows["legacy"]["bands_overlapping"] == "0/3"
 
 
 def test_no_verdicts_means_no_recommendation(tmp_path):
@@ -88,3 +93,19 @@ def test_baseline_from_picks_the_newest_set_measured_alike(tmp_path):
                          str(tmp_path / "out"), str(new)]) == 0
     summary = json.loads((tmp_path / "out" / "comparison.json").read_text())
     assert summary["baseline"] == "owner-field" and len(summary["sets"]) == 2
+
+
+def test_reference_report_regenerates_from_its_runs(tmp_path):
+    """The committed reference numbers come from its committed runs."""
+    for ref in sorted((LAB_ROOT / "results" / "reference").glob("*/comparison.json")):
+        committed = json.loads(ref.read_text())
+        # The copies, in the order the report pooled the runs.
+        runs = [ref.parent / "sets" / Path(s).parent.name / Path(s).name
+                for s in committed["sets"]]
+        assert all((r / "results.json").is_file() for r in runs)
+        compare.compare(tmp_path / ref.parent.name, runs)
+        again = json.loads((tmp_path / ref.parent.name / "comparison.json").read_text())
+        keys = ("variant", "worst_contended_ratio", "bands_overlapping",
+                "uncontended_ns", "sizeof_mutex", "mutex_text_bytes")
+        assert [{k: r[k] for k in keys} for r in again["rows"]] == \
+            [{k: r[k] for k in keys} for r in committed["rows"]]
