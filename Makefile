@@ -32,7 +32,7 @@ compare:
 regress:
 	@$(PYTHON) analysis/regress.py --threshold "$${THRESHOLD:-5}" \
 		$${REGRESS_JSON:+--json "$$REGRESS_JSON"} \
-		"$${BASE:?BASE=<result set|variant> is required}" \
+		"$${BASE:?BASE=<result set|variant>[,...] is required}" \
 		"$${NEW:?NEW=<result set|variant> is required}"
 
 # Host-side tests first (seconds), then the ones that build and boot kernels.

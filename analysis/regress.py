@@ -6,7 +6,8 @@ Usage: analysis/regress.py [--threshold PCT] [--alpha A] [--json FILE]
                            [--metrics throughput,latency_p99] BASE NEW
        analysis/regress.py --tally DIR
 BASE and NEW are result set folders, or variant names meaning the newest set
-of that variant under $RESULTS_DIR (default results/). For every workload and
+of that variant under $RESULTS_DIR (default results/); several, separated by
+commas, pool their repetitions. For every workload and
 thread count both sets ran, and every metric: the change of the median over
 repetitions, its bootstrap 95% interval, and a two-sided Mann-Whitney U test.
 A regression is a change for the worse beyond the threshold (default 5%)
@@ -145,17 +146,35 @@ def format_text(report):
     return "\n".join(lines)
 
 
+def load_side(spec, results_dir):
+    """One side of a comparison: comma-separated sets or variants, their
+    repetitions pooled (several boots capture the between-boot noise that
+    one boot's repetitions miss)."""
+    dirs = [resolve(s, results_dir) for s in spec.split(",") if s]
+    if not dirs:
+        raise InputError(f"no result set in '{spec}'")
+    points, manifests = [], []
+    for d in dirs:
+        p, m = load(d)
+        points += p
+        manifests.append(m)
+    kinds = {json.dumps(settings(m), sort_keys=True) for m in manifests}
+    if len(kinds) > 1:
+        raise InputError(f"the sets of '{spec}' were measured with different settings")
+    return dirs, points, manifests[0]
+
+
 def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
             threshold=0.05, alpha=0.05):
-    base_dir, new_dir = resolve(base_spec, results_dir), resolve(new_spec, results_dir)
-    base_points, base_manifest = load(base_dir)
-    new_points, new_manifest = load(new_dir)
+    base_dirs, base_points, base_manifest = load_side(base_spec, results_dir)
+    new_dirs, new_points, new_manifest = load_side(new_spec, results_dir)
     rows = compare(samples(base_points), samples(new_points), metrics,
                    threshold, alpha)
     if not rows:
         raise InputError("the two sets share no workload and thread count")
     return {
-        "base": str(base_dir), "new": str(new_dir), "threshold": threshold,
+        "base": ",".join(map(str, base_dirs)), "new": ",".join(map(str, new_dirs)),
+        "threshold": threshold,
         "alpha": alpha, "metrics": list(metrics), "rows": rows,
         "warnings": warnings_for(rows, settings(base_manifest),
                                  settings(new_manifest), alpha),

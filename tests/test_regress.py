@@ -126,3 +126,15 @@ def test_tally_counts_flags_per_metric(tmp_path, capsys):
     assert regress.main(["regress", "--tally", str(reports)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "1 of 8 comparisons flagged", "  throughput: 1 of 4", "  latency_p99: 0 of 4"]
+
+
+def test_several_sets_per_side_pool_their_repetitions(tmp_path):
+    base = [write_set(tmp_path, "a", str(i), {2: 2e6}) for i in (1, 2)]
+    new = [write_set(tmp_path, "b", str(i), {2: 1.8e6}) for i in (1, 2)]
+    report = regress.regress(",".join(map(str, base)), ",".join(map(str, new)),
+                             tmp_path)
+    row = report["rows"][0]
+    assert (row["base_reps"], row["new_reps"], row["regression"]) == (10, 10, True)
+    mixed = write_set(tmp_path, "a", "3", {2: 2e6}, cs_loops=1200)
+    with pytest.raises(regress.InputError, match="different settings"):
+        regress.regress(f"{base[0]},{mixed}", str(new[0]), tmp_path)
