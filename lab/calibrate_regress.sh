@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Usage: [BASE=owner-field] [NEW=variant] [NEW_VARIANTS_DIR=dir] [PAIRS=5] \
-#        lab/calibrate_regress.sh
-# Runs BASE and NEW in turn PAIRS times (bench settings as for make bench)
-# and asks analysis/regress.py about each pair. With NEW unset (NEW=BASE) it
-# is an A/A test: every flag is a false positive. With NEW a slowed mutant
+#        [SETS_PER_SIDE=1] lab/calibrate_regress.sh
+# Runs BASE and NEW in turn (bench settings as for make bench), SETS_PER_SIDE
+# times each per comparison, PAIRS comparisons, and asks analysis/regress.py
+# about each with the sets of a side pooled. With NEW unset (NEW=BASE) it is
+# an A/A test: every flag is a false positive. With NEW a slowed mutant
 # (NEW=slow-lock NEW_VARIANTS_DIR=tests/mutants) it shows what is caught.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -13,6 +14,7 @@ BASE=${BASE:-owner-field}
 NEW=${NEW:-$BASE}
 NEW_VARIANTS_DIR=${NEW_VARIANTS_DIR:-$VARIANTS_DIR}
 PAIRS=${PAIRS:-5}
+SETS_PER_SIDE=${SETS_PER_SIDE:-1}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export RESULTS_DIR PLOTS=0
 
@@ -27,22 +29,27 @@ run_one() {
 }
 
 main() {
-	local pair base_set new_set out status
+	local pair side base_sets new_sets out status
 	[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive count, got '$PAIRS'"
-	out="$RESULTS_DIR/calibration/$(date -u +%Y%m%dT%H%M%SZ)-$BASE-vs-$NEW"
+	[[ "$SETS_PER_SIDE" =~ ^[1-9][0-9]*$ ]] ||
+		die "SETS_PER_SIDE must be a positive count, got '$SETS_PER_SIDE'"
+	out="$RESULTS_DIR/calibration/$(date -u +%Y%m%dT%H%M%SZ)-$BASE-vs-$NEW-x$SETS_PER_SIDE"
 	mkdir -p "$out"
 	for pair in $(seq 1 "$PAIRS"); do
-		log "pair $pair/$PAIRS: $BASE, then $NEW"
-		base_set=$(run_one "$BASE" "$VARIANTS_DIR")
-		new_set=$(run_one "$NEW" "$NEW_VARIANTS_DIR")
+		base_sets="" new_sets=""
+		for side in $(seq 1 "$SETS_PER_SIDE"); do
+			log "comparison $pair/$PAIRS, run $side/$SETS_PER_SIDE: $BASE, then $NEW"
+			base_sets+="${base_sets:+,}$(run_one "$BASE" "$VARIANTS_DIR")"
+			new_sets+="${new_sets:+,}$(run_one "$NEW" "$NEW_VARIANTS_DIR")"
+		done
 		status=0
 		"$PYTHON" "$LAB_ROOT/analysis/regress.py" --json "$out/pair$pair.json" \
-			"$base_set" "$new_set" >"$out/pair$pair.txt" || status=$?
-		[ "$status" -le 1 ] || die "regress failed on pair $pair; see $out/pair$pair.txt"
+			"$base_sets" "$new_sets" >"$out/pair$pair.txt" || status=$?
+		[ "$status" -le 1 ] || die "regress failed on comparison $pair; see $out/pair$pair.txt"
 		cat "$out/pair$pair.txt"
 	done
 	"$PYTHON" "$LAB_ROOT/analysis/regress.py" --tally "$out"
-	log "pairs and reports in $out"
+	log "comparisons and reports in $out"
 }
 
 main "$@"
