@@ -24,13 +24,11 @@ matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in SVGs
 import matplotlib.pyplot as plt  # noqa: E402
 
 from fairness import jain_index  # noqa: E402
+from regress import COMPARABLE, settings  # noqa: E402
+from results import fmt  # noqa: E402
 import stats  # noqa: E402
 
 WAYS = ("fast path", "optimistic spin", "slow path, no spin", "handoff")
-
-
-# Pooling repetitions is only sound between sets measured alike.
-SAME_SETTINGS = ("cs_loops", "think_loops", "duration_ms", "pin", "shards")
 
 
 class MixedSettings(Exception):
@@ -38,8 +36,8 @@ class MixedSettings(Exception):
 
 
 def settings_of(path):
-    manifest = json.loads((Path(path) / "manifest.json").read_text())
-    return {k: manifest.get("parameters", {}).get(k) for k in SAME_SETTINGS}
+    """What must match for repetitions of two sets to be pooled."""
+    return settings(json.loads((Path(path) / "manifest.json").read_text()))
 
 
 def newest_alike(results_dir, variant, like):
@@ -58,11 +56,11 @@ def load_sets(paths):
     seen = {}
     for path in map(Path, paths):
         manifest = json.loads((path / "manifest.json").read_text())
-        settings = settings_of(path)
-        seen.setdefault(json.dumps(settings, sort_keys=True), []).append(str(path))
+        measured = settings_of(path)
+        seen.setdefault(json.dumps(measured, sort_keys=True), []).append(str(path))
         if len(seen) > 1:
             raise MixedSettings("sets measured with different settings ("
-                                + ", ".join(SAME_SETTINGS) + "): "
+                                + ", ".join(COMPARABLE) + "): "
                                 + "; ".join(f"{k}: {' '.join(v)}"
                                             for k, v in seen.items()))
         points = json.loads((path / "results.json").read_text())["points"]
@@ -282,10 +280,6 @@ def recommend(variants, baseline, bands, figures, verdicts):
     best = max(passing, key=lambda r: (r["worst_contended_ratio"],
                                        -(r["sizeof_mutex"] or 0)), default=None)
     return rows, best
-
-
-def fmt(x, spec, none="-"):
-    return none if x is None else format(x, spec)
 
 
 def write_report(out_dir, variants, baseline, plots, rows, best, note):
