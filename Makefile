@@ -11,7 +11,7 @@ export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
 	THREADS RESULTS_DIR GUEST_APPEND LAB_CACHE VARIANTS_DIR JOBS \
 	RELEASE_WINDOW_NS CHECKS CHECK_MS PEER_SECS LATENCY_EVERY WORKLOADS \
 	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON \
-	VARIANTS ROUNDS SETS PLOTS
+	VARIANTS ROUNDS SETS PLOTS CROSSCHECK CROSSCHECK_THREADS
 
 .PHONY: bench check compare regress test test-host deps variants checkpatch help
 
@@ -55,9 +55,10 @@ help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
 	@echo 'Targets: bench check compare regress test test-host deps variants checkpatch help'
 	@echo 'Settings (bench): VARIANT PROFILE VCPUS MEM_MB ACCEL=auto|kvm|tcg'
-	@echo '  WORKLOADS=uncontended,contended,oversubscribed,sharded SHARDS'
-	@echo '  DURATION_MS WARMUP_MS REPS CS_LOOPS'
-	@echo '  THINK_LOOPS LATENCY_EVERY THREADS=1,2,4 PIN=1 QUICK=1 FULL=1 PLOTS=0 RESULTS_DIR'
+	@echo '  WORKLOADS=uncontended,contended,oversubscribed,sharded,locktorture_cs SHARDS'
+	@echo '  DURATION_MS WARMUP_MS REPS'
+	@echo '  CS_LOOPS=16,800 THINK_LOOPS=0,160 PIN=0,1 (swept by contended) THREADS=1,2,4'
+	@echo '  LATENCY_EVERY QUICK=1 FULL=1 PLOTS=0 CROSSCHECK=0 CROSSCHECK_THREADS RESULTS_DIR'
 	@echo '  RELEASE_WINDOW_NS LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'
 	@echo 'Settings (check): VARIANT VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'
 	@echo '  free_amdgpu locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'

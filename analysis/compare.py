@@ -7,12 +7,15 @@ Usage: analysis/compare.py OUT_DIR RESULT_SET... [--baseline VARIANT]
 Pools the repetitions of every result set of a variant (the rounds of an
 interleaved run), then writes OUT_DIR/report.md and its plots (PNG and SVG):
 throughput, latency percentiles, fairness and how locks were acquired against
-threads, each variant against the baseline (default owner-field). Correctness
+threads, one panel per series (workload and settings: critical section C and
+think time W in loops, pinned or not), each variant against the baseline
+(default owner-field). Correctness
 verdicts come from the newest `make check` set of each variant under
 --checks-dir, when there is one.
 """
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -25,7 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from fairness import jain_index  # noqa: E402
 from regress import COMPARABLE, settings  # noqa: E402
-from results import fmt  # noqa: E402
+from results import fmt, series_of  # noqa: E402
 import stats  # noqa: E402
 
 WAYS = ("fast path", "optimistic spin", "slow path, no spin", "handoff")
@@ -63,19 +66,20 @@ def load_sets(paths):
                                 + ", ".join(COMPARABLE) + "): "
                                 + "; ".join(f"{k}: {' '.join(v)}"
                                             for k, v in seen.items()))
-        points = json.loads((path / "results.json").read_text())["points"]
+        results = json.loads((path / "results.json").read_text())
         entry = variants.setdefault(manifest["variant"],
-                                    {"points": [], "manifests": []})
-        entry["points"] += points
+                                    {"points": [], "manifests": [], "loop_ps": []})
+        entry["points"] += results["points"]
         entry["manifests"].append(manifest)
+        entry["loop_ps"].append((results.get("meta") or {}).get("loop_ps"))
     return variants
 
 
-def by_config(points, workload):
-    """{threads: [points]} of one workload."""
+def by_config(points, series):
+    """{threads: [points]} of one series."""
     out = {}
     for p in points:
-        if p["workload"] == workload:
+        if series_of(p) == series:
             out.setdefault(p["threads"], []).append(p)
     return dict(sorted(out.items()))
 
@@ -113,13 +117,54 @@ def machine_line(variants):
     return line
 
 
-def workloads_with_sweeps(variants):
+def series_with_sweeps(variants, workload=None):
+    """Series over thread counts (all but uncontended), or those of one
+    workload, in the order measured."""
     found = []
     for v in variants.values():
         for p in v["points"]:
-            if p["workload"] != "uncontended" and p["workload"] not in found:
-                found.append(p["workload"])
+            series = series_of(p)
+            if p["workload"] != "uncontended" and series not in found \
+                    and workload in (None, p["workload"]):
+                found.append(series)
     return found
+
+
+def panel_title(series, what, loop_ps=None):
+    """A series' panel title, two lines: the series, and what is plotted
+    with its loops also in ns when their cost is known."""
+    title = f"{series}\n{what}"
+    parts = series.split("/")
+    if loop_ps and len(parts) == 4:
+        c, w = (int(x[1:]) for x in parts[1:3])
+        title += f" (C ~{c * loop_ps / 1000:.0f} ns, W ~{w * loop_ps / 1000:.0f} ns)"
+    return title
+
+
+def grid(panels, rows_per_panel=1, width=4.8, height=3.6, columns=4):
+    """A figure with up to COLUMNS panels a row; each panel is
+    rows_per_panel stacked axes. Returns fig and [[axes of a panel]...]."""
+    cols = max(1, min(columns, panels))
+    bands = max(1, math.ceil(panels / cols))
+    fig, axes = plt.subplots(bands * rows_per_panel, cols, squeeze=False,
+                             figsize=(max(7, width * cols),
+                                      height * bands * rows_per_panel))
+    out = []
+    for i in range(bands * cols):
+        row, col = divmod(i, cols)
+        cells = [axes[row * rows_per_panel + k][col] for k in range(rows_per_panel)]
+        if i < panels:
+            out.append(cells)
+        else:
+            for ax in cells:
+                ax.set_visible(False)
+    return fig, out
+
+
+def loop_ps_of(variants):
+    """The median loop cost over the sets, ps (None if unknown)."""
+    costs = [c for data in variants.values() for c in data.get("loop_ps", []) if c]
+    return statistics.median(costs) if costs else None
 
 
 def save(fig, out_dir, name, note):
@@ -132,95 +177,107 @@ def save(fig, out_dir, name, note):
 
 
 def plot_throughput(variants, baseline, out_dir, note):
-    workloads = workloads_with_sweeps(variants)
-    fig, axes = plt.subplots(2, len(workloads), squeeze=False,
-                             figsize=(max(7, 4.5 * len(workloads)), 7))
+    all_series = series_with_sweeps(variants)
+    loop_ps = loop_ps_of(variants)
+    fig, panels = grid(len(all_series), rows_per_panel=2)
     bands = {}
-    for col, workload in enumerate(workloads):
+    for (ax, rel), series in zip(panels, all_series):
         base = {t: statistics.median(p["per_sec"] for p in g)
                 for t, g in by_config(variants.get(baseline, {"points": []})["points"],
-                                      workload).items()}
+                                      series).items()}
         for variant, data in variants.items():
-            groups = by_config(data["points"], workload)
+            groups = by_config(data["points"], series)
+            if not groups:
+                continue
             threads = list(groups)
             cis = [median_ci([p["per_sec"] for p in g]) for g in groups.values()]
-            med = [c[0] / 1e6 for c in cis]
-            bands[(workload, variant)] = dict(zip(threads, cis))
-            ax = axes[0][col]
-            line, = ax.plot(threads, med, marker="o", label=variant)
+            bands[(series, variant)] = dict(zip(threads, cis))
+            line, = ax.plot(threads, [c[0] / 1e6 for c in cis], marker="o",
+                            label=variant)
             ax.fill_between(threads, [c[1] / 1e6 for c in cis],
                             [c[2] / 1e6 for c in cis], alpha=0.2,
                             color=line.get_color())
             common = [t for t in threads if t in base]
             if common:
-                axes[1][col].plot(common, [bands[(workload, variant)][t][0] / base[t]
-                                           for t in common], marker="o", label=variant)
-        for row in (0, 1):
-            axes[row][col].set_xticks(sorted({t for (w, _), s in bands.items()
-                                              if w == workload for t in s}))
-        axes[0][col].set(title=f"{workload}: throughput (median, 95% CI)",
-                         xlabel="threads", ylabel="M acquisitions/s")
-        axes[1][col].set(title=f"{workload}: relative to {baseline}",
-                         xlabel="threads", ylabel=f"/ {baseline}")
-        axes[1][col].axhline(1.0, color="grey", lw=0.8)
-        for row in (0, 1):
-            axes[row][col].legend(fontsize=8)
+                rel.plot(common, [bands[(series, variant)][t][0] / base[t]
+                                  for t in common], marker="o", label=variant)
+        ticks = sorted({t for (s, _), b in bands.items() if s == series for t in b})
+        ax.set(xlabel="threads", ylabel="M acquisitions/s", xticks=ticks)
+        ax.set_title(panel_title(series, "throughput, median, 95% CI", loop_ps),
+                     fontsize=8)
+        rel.set(xlabel="threads", ylabel=f"/ {baseline}", xticks=ticks)
+        rel.set_title(panel_title(series, f"/ {baseline}"), fontsize=8)
+        rel.axhline(1.0, color="grey", lw=0.8)
+        for a in (ax, rel):
+            a.legend(fontsize=7)
     return save(fig, out_dir, "throughput", note), bands
 
 
+LATENCY_STYLES = (("p50", ":"), ("p99", "-"), ("p99_9", "--"))
+
+
 def plot_latency(variants, out_dir, note):
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    for ax, name in zip(axes, ("p50", "p99", "p99_9")):
-        for variant, data in variants.items():
-            groups = by_config(data["points"], "contended")
-            pts = [(t, statistics.median(p["latency_ns"][name] for p in g))
-                   for t, g in groups.items() if all(p.get("latency_ns") for p in g)]
-            if pts:
-                ax.plot(*zip(*pts), marker="o", label=variant)
-        ax.set(title=f"contended: lock latency {name.replace('_', '.')}",
-               xlabel="threads", ylabel="ns (log2 bucket bound)", yscale="log")
-        ax.legend(fontsize=8)
+    """Per contended series: p50 dotted, p99 solid, p99.9 dashed."""
+    all_series = series_with_sweeps(variants, "contended")
+    fig, panels = grid(len(all_series))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for (ax,), series in zip(panels, all_series):
+        for i, (variant, data) in enumerate(variants.items()):
+            groups = by_config(data["points"], series)
+            for name, style in LATENCY_STYLES:
+                pts = [(t, statistics.median(p["latency_ns"][name] for p in g))
+                       for t, g in groups.items()
+                       if all(p.get("latency_ns") for p in g)]
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", ls=style,
+                            color=colors[i % len(colors)],
+                            label=f"{variant} {name.replace('_', '.')}")
+        ax.set(xlabel="threads", ylabel="ns (log2 bucket bound)", yscale="log")
+        ax.set_title(panel_title(series, "lock latency"), fontsize=8)
+        ax.legend(fontsize=6)
     return save(fig, out_dir, "latency", note)
 
 
 def plot_fairness(variants, out_dir, note):
-    workloads = workloads_with_sweeps(variants)
-    fig, axes = plt.subplots(1, len(workloads), squeeze=False,
-                             figsize=(max(7, 4.5 * len(workloads)), 4))
-    for ax, workload in zip(axes[0], workloads):
+    all_series = series_with_sweeps(variants)
+    fig, panels = grid(len(all_series))
+    for (ax,), series in zip(panels, all_series):
         for variant, data in variants.items():
             pts = []
-            for t, g in by_config(data["points"], workload).items():
+            for t, g in by_config(data["points"], series).items():
                 jains = [j for j in (jain_index(p["acquisitions"]) for p in g)
                          if j is not None]
                 if jains:
                     pts.append((t, statistics.median(jains)))
             if pts:
                 ax.plot(*zip(*pts), marker="o", label=variant)
-        ax.set(title=f"{workload}: Jain's fairness index", xlabel="threads",
-               ylim=(0, 1.05))
-        ax.legend(fontsize=8)
+        ax.set(xlabel="threads", ylim=(0, 1.05))
+        ax.set_title(panel_title(series, "Jain's fairness index"), fontsize=8)
+        ax.legend(fontsize=7)
     return save(fig, out_dir, "fairness", note)
 
 
 def plot_ways(variants, out_dir, note):
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(variants) * 4), 4.5))
-    labels, shares = [], []
-    for variant, data in variants.items():
-        for t, g in by_config(data["points"], "contended").items():
-            w = ways_of(g)
-            if w is not None:
-                labels.append(f"{variant}\n{t}t")
-                shares.append(w)
-    bottom = [0.0] * len(labels)
-    for i, way in enumerate(WAYS):
-        heights = [s[i] for s in shares]
-        ax.bar(range(len(labels)), heights, bottom=bottom, label=way)
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    ax.set_xticks(range(len(labels)), labels, fontsize=7)
-    ax.set(title="contended: how locks were acquired (share of acquisitions)",
-           ylim=(0, 1.05))
-    ax.legend(fontsize=8)
+    """Per contended series, one stacked bar per variant and thread count."""
+    all_series = series_with_sweeps(variants, "contended")
+    fig, panels = grid(len(all_series), width=1.0 + 0.9 * 3 * len(variants))
+    for (ax,), series in zip(panels, all_series):
+        labels, shares = [], []
+        for variant, data in variants.items():
+            for t, g in by_config(data["points"], series).items():
+                w = ways_of(g)
+                if w is not None:
+                    labels.append(f"{variant}\n{t}t")
+                    shares.append(w)
+        bottom = [0.0] * len(labels)
+        for i, way in enumerate(WAYS):
+            heights = [s[i] for s in shares]
+            ax.bar(range(len(labels)), heights, bottom=bottom, label=way)
+            bottom = [b + h for b, h in zip(bottom, heights)]
+        ax.set_xticks(range(len(labels)), labels, fontsize=6)
+        ax.set(ylim=(0, 1.05))
+        ax.set_title(panel_title(series, "how locks were acquired"), fontsize=8)
+        ax.legend(fontsize=6)
     return save(fig, out_dir, "acquisition", note)
 
 
@@ -250,15 +307,17 @@ def newest_verdict(checks_dir, variant):
 
 
 def contended_against(bands, variant, baseline):
-    """Median throughput ratios to the baseline per thread count, and at how
-    many thread counts the two 95% bands overlap."""
-    mine = bands.get(("contended", variant), {})
-    base = bands.get(("contended", baseline), {})
-    common = sorted(mine.keys() & base.keys())
-    ratios = [mine[t][0] / base[t][0] for t in common]
-    overlap = sum(mine[t][1] <= base[t][2] and base[t][1] <= mine[t][2]
-                  for t in common)
-    return ratios, overlap, len(common)
+    """Median throughput ratios to the baseline at every contended series
+    and thread count, and at how many of them the two 95% bands overlap."""
+    ratios, overlap = [], 0
+    for (series, v), mine in bands.items():
+        base = bands.get((series, baseline), {})
+        if v != variant or not series.startswith("contended/"):
+            continue
+        for t in sorted(mine.keys() & base.keys()):
+            ratios.append(mine[t][0] / base[t][0])
+            overlap += mine[t][1] <= base[t][2] and base[t][1] <= mine[t][2]
+    return ratios, overlap, len(ratios)
 
 
 def recommend(variants, baseline, bands, figures, verdicts):
@@ -289,13 +348,14 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note):
                  f"{len(d['points'])} points)" for v, d in variants.items()), ""]
     lines += ["## Recommendation", ""]
     if best:
-        noise = (f" Its 95% bands overlap {baseline}'s at every thread count: "
-                 "the speed differences are within this run's noise, and "
+        noise = (f" Its 95% bands overlap {baseline}'s at every contended "
+                 "series and thread count: the speed differences are within this run's noise, and "
                  "the gates and the size decide." if best["within_noise"] else "")
         lines.append(f"**{best['variant']}**: passes both correctness gates "
                      f"(mutual exclusion, free-safety) and keeps at least "
                      f"{best['worst_contended_ratio']:.3f}x of {baseline}'s "
-                     f"median contended throughput at every thread count; "
+                     "median contended throughput at every contended series "
+                     "and thread count; "
                      f"`sizeof(struct mutex)` {best['sizeof_mutex']}.{noise}")
     else:
         lines.append("No variant passes both correctness gates with benchmark "

@@ -7,7 +7,7 @@ Usage: analysis/regress.py [--threshold PCT] [--alpha A] [--json FILE]
        analysis/regress.py --tally DIR
 BASE and NEW are result set folders, or variant names meaning the newest set
 of that variant under $RESULTS_DIR (default results/); several, separated by
-commas, pool their repetitions. For every workload and
+commas, pool their repetitions. For every series (workload and settings) and
 thread count both sets ran, and every metric: the change of the median over
 repetitions, its bootstrap 95% interval, and a two-sided Mann-Whitney U test.
 A regression is a change for the worse beyond the threshold (default 5%)
@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import stats
+from results import series_of
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
 MIN_REPS = 5
@@ -60,14 +61,14 @@ def load(path):
 
 
 def samples(points):
-    """{(workload, threads, metric): [value per repetition]}."""
+    """{(series, threads, metric): [value per repetition]}."""
     out = {}
     for p in points:
         for metric, (read, _) in METRICS.items():
             value = read(p)
             if value is None:
                 continue
-            key = (p.get("workload", "contended"), p["threads"], metric)
+            key = (series_of(p), p["threads"], metric)
             out.setdefault(key, []).append(value)
     return out
 
@@ -81,12 +82,12 @@ def settings(manifest):
 
 
 def compare(base, new, metrics, threshold, alpha):
-    """One row per (workload, threads, metric) present in both."""
+    """One row per (series, threads, metric) present in both."""
     rows = []
     order = list(METRICS)
     for key in sorted(base.keys() & new.keys(),
                       key=lambda k: (k[0], k[1], order.index(k[2]))):
-        workload, threads, metric = key
+        series, threads, metric = key
         if metric not in metrics:
             continue
         b, n = base[key], new[key]
@@ -97,7 +98,7 @@ def compare(base, new, metrics, threshold, alpha):
         _, p = stats.mann_whitney_u(b, n)
         worse = -change if higher_is_better else change
         rows.append({
-            "workload": workload, "threads": threads, "metric": metric,
+            "series": series, "threads": threads, "metric": metric,
             "base_median": b_med, "new_median": n_med, "change": change,
             "ci95": [low, high], "p_value": p,
             "base_reps": len(b), "new_reps": len(n),
@@ -133,12 +134,12 @@ def format_text(report):
     lines = [f"base: {report['base']}", f"new:  {report['new']}",
              f"threshold {100 * report['threshold']:.1f}%, alpha {report['alpha']}"]
     lines += report["warnings"]
-    lines.append(f"{'workload':<15}{'thr':>4} {'metric':<12}{'base':>12}{'new':>12}"
+    lines.append(f"{'series':<34}{'thr':>4} {'metric':<12}{'base':>12}{'new':>12}"
                  f"{'change':>9} {'95% CI':>17}{'p':>8}  verdict")
     for r in report["rows"]:
         ci = f"[{fmt_pct(r['ci95'][0])},{fmt_pct(r['ci95'][1])}]"
         verdict = "REGRESSION" if r["regression"] else ""
-        lines.append(f"{r['workload']:<15}{r['threads']:>4} {r['metric']:<12}"
+        lines.append(f"{r['series']:<34}{r['threads']:>4} {r['metric']:<12}"
                      f"{r['base_median']:>12.4g}{r['new_median']:>12.4g}"
                      f"{fmt_pct(r['change']):>9} {ci:>17}{r['p_value']:>8.3f}  {verdict}")
     n = sum(r["regression"] for r in report["rows"])
@@ -171,7 +172,7 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
     rows = compare(samples(base_points), samples(new_points), metrics,
                    threshold, alpha)
     if not rows:
-        raise InputError("the two sets share no workload and thread count")
+        raise InputError("the two sets share no series and thread count")
     return {
         "base": ",".join(map(str, base_dirs)), "new": ",".join(map(str, new_dirs)),
         "threshold": threshold,

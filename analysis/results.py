@@ -91,6 +91,19 @@ def parse_record(parsed, line, lineno):
         parsed["problems"].append(f"line {lineno}: unknown record type {kind!r}")
 
 
+def series_of(point):
+    """The series a point belongs to: its workload and, where it has a
+    critical section, the settings it ran with; the module's KTAP names
+    without the thread count and repetition. Points of one series differ
+    only in threads and repetition."""
+    if point["workload"] == "uncontended":
+        return "uncontended"
+    pin = "pinned" if point.get("pinned") else "unpinned"
+    # Sets from before think time and placement were settings ran neither.
+    think = point.get("think_loops", 0)
+    return f"{point['workload']}/C{point['cs_loops']}/W{think}/{pin}"
+
+
 def with_rates(point):
     point["total"] = sum(point["acquisitions"])
     point["per_sec"] = point["total"] * 1e9 / point["elapsed_ns"]
@@ -122,18 +135,19 @@ def coefficient_of_variation(values):
 
 
 def summarise(points):
-    """Per (workload, threads): throughput median, range and CV over reps,
+    """Per (series, threads): throughput median, range and CV over reps,
     and fairness (median Jain's index, worst max/min, starved reps)."""
     groups = {}
     for p in points:
-        groups.setdefault((p["workload"], p["threads"]), []).append(p)
+        groups.setdefault((series_of(p), p["threads"]), []).append(p)
     rows = []
-    for (w, t), group in sorted(groups.items()):
+    for (series, t), group in sorted(groups.items()):
         rates = [p["per_sec"] for p in group]
         jains = [j for j in (jain_index(p["acquisitions"]) for p in group)
                  if j is not None]
         rows.append({
-            "workload": w, "threads": t, "reps": len(rates),
+            "series": series, "workload": group[0]["workload"], "threads": t,
+            "reps": len(rates),
             "median_per_sec": statistics.median(rates),
             # For uncontended: the cost of one lock/unlock pair.
             "ns_per_acq": 1e9 / statistics.median(rates),
@@ -173,14 +187,14 @@ def fmt(value, spec):
 
 
 def format_summary(summary):
-    rows = [f"{'workload':<14} {'threads':>7} {'reps':>4} "
+    rows = [f"{'series':<34} {'threads':>7} {'reps':>4} "
             f"{'median Mops/s':>13} {'range':>17} {'CV':>6} "
             f"{'Jain':>5} {'starved':>7} {'csw/acq':>8} {'cpu ns/acq':>10}"
             f" {'p50 ns':>7} {'p99 ns':>7} {'p99.9 ns':>8}"]
     for s in summary:
         cv = f"{100 * s['cv']:.1f}%" if s["cv"] is not None else "-"
         jain = f"{s['jain_median']:.3f}" if s["jain_median"] is not None else "-"
-        rows.append(f"{s['workload']:<14} {s['threads']:>7} {s['reps']:>4} "
+        rows.append(f"{s['series']:<34} {s['threads']:>7} {s['reps']:>4} "
                     f"{s['median_per_sec'] / 1e6:>13.3f} "
                     f"{s['min_per_sec'] / 1e6:>8.3f}-{s['max_per_sec'] / 1e6:<8.3f}"
                     f" {cv:>6} {jain:>5} {s['starved_reps']:>3}/{s['reps']:<3}"

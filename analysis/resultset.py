@@ -11,6 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
 from manifest import REQUIRED_KEYS  # noqa: E402
+from results import series_of  # noqa: E402
 
 REQUIRED_FILES = ("manifest.json", "kernel.config", "console.log",
                   "results.raw", "results.json", "qemu-cmd.json", "run.json")
@@ -20,7 +21,38 @@ def expected_thread_counts(manifest):
     threads = manifest["parameters"].get("threads") or ""
     if threads:
         return sorted({int(t) for t in threads.split(",")})
-    return list(range(1, 2 * int(manifest["vcpus"]) + 1))
+    vcpus = int(manifest["vcpus"])
+    return list(range(1, vcpus + 1)) + [2 * vcpus]
+
+
+def swept_settings(params):
+    """[(cs_loops, think_loops, pinned)] the contended workload ran, in the
+    module's order; the other workloads ran the first."""
+    def values(name, default):
+        return [int(v) for v in str(params.get(name) or default).split(",")]
+    return [(c, w, bool(p)) for p in values("pin", 0)
+            for c in values("cs_loops", 16) for w in values("think_loops", 0)]
+
+
+def expected_series(params, thread_counts, workloads, vcpus):
+    """[(series, threads)] a set must hold, each REPS times."""
+    settings = swept_settings(params)
+
+    def series(workload, setting):
+        c, w, pinned = setting
+        if workload == "locktorture_cs":
+            c, w = 1, 0
+        return series_of({"workload": workload, "cs_loops": c,
+                          "think_loops": w, "pinned": pinned})
+    expected = [(series("contended", s), t) for s in settings
+                for t in thread_counts if "contended" in workloads]
+    expected += [(series(w, settings[0]), t) for w in ("sharded", "locktorture_cs")
+                 if w in workloads for t in thread_counts]
+    if "uncontended" in workloads:
+        expected.append(("uncontended", 1))
+    if "oversubscribed" in workloads and vcpus:
+        expected.append((series("oversubscribed", settings[0]), 2 * vcpus))
+    return expected
 
 
 def check_result_set(path):
@@ -43,31 +75,25 @@ def check_result_set(path):
         # Sets from before the workloads setting ran contended only.
         workloads = (manifest["parameters"].get("workloads")
                      or "contended").split(",")
-        problems += check_points(results["points"],
-                                 expected_thread_counts(manifest), reps,
-                                 workloads, int(manifest["vcpus"]))
+        expected = expected_series(manifest["parameters"],
+                                   expected_thread_counts(manifest), workloads,
+                                   int(manifest["vcpus"]))
+        problems += check_points(results["points"], expected, reps)
     return problems
 
 
-def check_points(points, thread_counts, reps, workloads=("contended",),
-                 vcpus=None):
-    """Every workload asked for, at each of its thread counts, REPS times."""
+def check_points(points, expected, reps):
+    """Every (series, threads) expected, REPS times, each with counts."""
     problems = []
     seen = {}
     for p in points:
-        seen.setdefault((p["workload"], p["threads"]), []).append(p)
+        seen.setdefault((series_of(p), p["threads"]), []).append(p)
         if len(p["acquisitions"]) != p["threads"]:
             problems.append(f"{p['workload']} {p['threads']}t rep {p['rep']}: "
                             f"{len(p['acquisitions'])} per-thread counts")
         if p["total"] <= 0:
             problems.append(f"{p['workload']} {p['threads']}t rep {p['rep']}: "
                             "no acquisitions")
-    expected = [(w, t) for w in ("contended", "sharded") if w in workloads
-                for t in thread_counts]
-    if "uncontended" in workloads:
-        expected.append(("uncontended", 1))
-    if "oversubscribed" in workloads and vcpus:
-        expected.append(("oversubscribed", 2 * vcpus))
     for key in expected:
         if len(seen.get(key, [])) != reps:
             problems.append(f"{key[0]} {key[1]} threads: "

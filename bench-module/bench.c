@@ -33,11 +33,13 @@
 #include "mutexlab.h"
 
 #define MUTEXLAB_MAX_POINTS	64
+/* Values of each setting swept besides the thread count. */
+#define MUTEXLAB_MAX_VALUES	8
 
 static int threads[MUTEXLAB_MAX_POINTS];
 static int nr_thread_points;
 module_param_array_named(threads, threads, int, &nr_thread_points, 0444);
-MODULE_PARM_DESC(threads, "Thread counts to sweep (default 1..2*online CPUs)");
+MODULE_PARM_DESC(threads, "Thread counts to sweep (default 1..online CPUs, 2*online CPUs)");
 
 static unsigned int duration_ms = 1000;
 module_param(duration_ms, uint, 0444);
@@ -51,17 +53,26 @@ static unsigned int reps = 5;
 module_param(reps, uint, 0444);
 MODULE_PARM_DESC(reps, "Repetitions of each point");
 
-static unsigned int cs_loops = 50;
-module_param(cs_loops, uint, 0444);
-MODULE_PARM_DESC(cs_loops, "Shared-counter increments per critical section");
+/*
+ * The settings the contended workload sweeps besides the thread count, every
+ * combination in each repetition; the other workloads take the first value
+ * of each. Loops, not ns, are their unit, so that every design gets the same
+ * work per acquisition; the meta record's loop_ps gives them in time.
+ */
+static unsigned int cs_loops[MUTEXLAB_MAX_VALUES] = { 16 };
+static int nr_cs_loops = 1;
+module_param_array(cs_loops, uint, &nr_cs_loops, 0444);
+MODULE_PARM_DESC(cs_loops, "Critical sections to sweep: shared-counter increments under the lock");
 
-static bool pin;
-module_param(pin, bool, 0444);
-MODULE_PARM_DESC(pin, "Bind worker i to the (i mod online CPUs)-th online CPU");
+static unsigned int think_loops[MUTEXLAB_MAX_VALUES];
+static int nr_think_loops = 1;
+module_param_array(think_loops, uint, &nr_think_loops, 0444);
+MODULE_PARM_DESC(think_loops, "Think times to sweep: local increments between acquisitions");
 
-static unsigned int think_loops;
-module_param(think_loops, uint, 0444);
-MODULE_PARM_DESC(think_loops, "Local increments between acquisitions (contended)");
+static bool pin[2];
+static int nr_pin = 1;
+module_param_array(pin, bool, &nr_pin, 0444);
+MODULE_PARM_DESC(pin, "Placements to sweep: 1 binds worker i to the (i mod online CPUs)-th online CPU, 0 leaves it to the scheduler");
 
 /*
  * A timestamp costs about 300 ns under TCG here, as much as a whole
@@ -97,11 +108,18 @@ struct workload {
 	 */
 	bool resched_in_cs;
 	bool sharded;	/* over shards mutexes, not one */
+	bool sweeps_settings;	/* every cs_loops, think_loops and pin */
+	/*
+	 * A busy-wait of this many ms in the critical section, as locktorture's
+	 * mutex_lock writer (torture_mutex_delay()) holds the lock: our count
+	 * against its Total checks the counting, not the designs.
+	 */
+	unsigned int cs_delay_ms;
 };
 
 static const struct workload workload_table[] = {
 	{ .name = "uncontended", .threads = ONE, .empty_cs = true },
-	{ .name = "contended", .threads = SWEEP },
+	{ .name = "contended", .threads = SWEEP, .sweeps_settings = true },
 	/*
 	 * More runnable tasks than CPUs: owners get preempted, spinners meet
 	 * owners that are not running, and sleeping and waking dominate.
@@ -110,6 +128,13 @@ static const struct workload workload_table[] = {
 	  .resched_in_cs = true },
 	/* Low contention: the cost of the mutexes' cache footprint. */
 	{ .name = "sharded", .threads = SWEEP, .sharded = true },
+	{ .name = "locktorture_cs", .threads = SWEEP, .cs_delay_ms = 20 },
+};
+
+/* What a point runs with besides the workload and the thread count. */
+struct point_setting {
+	unsigned int cs_loops, think_loops;
+	bool pin;
 };
 
 static unsigned int shards = 64;
@@ -118,7 +143,7 @@ MODULE_PARM_DESC(shards, "Mutexes of the sharded workload (a power of two)");
 
 static char *workloads = "uncontended,contended,oversubscribed";
 module_param(workloads, charp, 0444);
-MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended, oversubscribed, sharded");
+MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended, oversubscribed, sharded, locktorture_cs");
 
 static bool workload_on[ARRAY_SIZE(workload_table)];
 
@@ -134,8 +159,7 @@ struct shard {
 
 struct contended_run {
 	const struct workload *wl;
-	unsigned int cs_loops, think_loops;
-	bool resched_in_cs;
+	struct point_setting setting;
 	struct completion all_ready;
 	struct completion start;
 	atomic_t ready;
@@ -155,6 +179,7 @@ struct worker {
 	unsigned long local;	/* what local_work() works on */
 	u32 rng;		/* picks the shard */
 	unsigned int latency_countdown;
+	u64 latency_sum_ns;	/* of the timed acquisitions */
 	u64 latency_hist[LATENCY_BUCKETS];
 } ____cacheline_aligned_in_smp;
 
@@ -174,8 +199,9 @@ static void timed_lock(struct worker *w, struct mutex *lock)
 	mutex_lock(lock);
 	ns = ktime_get_ns() - t0;
 	b = min_t(int, ilog2(ns | 1), LATENCY_BUCKETS - 1);
-	/* Only this thread writes it; the sweep reads it racily. */
+	/* Only this thread writes them; the sweep reads them racily. */
 	WRITE_ONCE(w->latency_hist[b], w->latency_hist[b] + 1);
+	WRITE_ONCE(w->latency_sum_ns, w->latency_sum_ns + ns);
 }
 
 /* Work on the thread's own data between acquisitions (think time). */
@@ -189,14 +215,19 @@ static void local_work(unsigned long *local, unsigned int loops)
 
 static void critical_section(struct contended_run *run, struct shard *shard)
 {
+	/* Locals: the volatile stores below would make the compiler reload run. */
+	const unsigned int loops = run->setting.cs_loops;
+	const bool resched = run->wl->resched_in_cs;
 	unsigned int i;
 
 	/* Plain read-modify-write: overlapping owners lose increments. */
-	for (i = 0; i < run->cs_loops; i++) {
+	for (i = 0; i < loops; i++) {
 		WRITE_ONCE(shard->shared, READ_ONCE(shard->shared) + 1);
-		if (run->resched_in_cs && i == run->cs_loops / 2)
+		if (resched && i == loops / 2)
 			cond_resched();
 	}
+	if (run->wl->cs_delay_ms)
+		mdelay(run->wl->cs_delay_ms);
 }
 
 /* One shard, or a pseudo-random one of many (an LCG: no division). */
@@ -230,7 +261,7 @@ static int contended_worker(void *arg)
 		}
 		/* Only this thread writes it; the sweep reads it racily. */
 		WRITE_ONCE(w->acquisitions, w->acquisitions + 1);
-		local_work(&w->local, run->think_loops);
+		local_work(&w->local, run->setting.think_loops);
 		cond_resched();
 	}
 	return 0;
@@ -244,11 +275,15 @@ static void snapshot(struct worker *workers, int nr, u64 *counts)
 		counts[i] = READ_ONCE(workers[i].acquisitions);
 }
 
-/* The workers' latency histograms, merged. */
-static void snapshot_latency(struct worker *workers, int nr, u64 *hist)
+/* The workers' latency histograms, merged, and their sum. */
+static void snapshot_latency(struct worker *workers, int nr, u64 *hist,
+			     u64 *sum_ns)
 {
 	int i, b;
 
+	*sum_ns = 0;
+	for (i = 0; i < nr; i++)
+		*sum_ns += READ_ONCE(workers[i].latency_sum_ns);
 	for (b = 0; b < LATENCY_BUCKETS; b++) {
 		hist[b] = 0;
 		for (i = 0; i < nr; i++)
@@ -285,7 +320,7 @@ static int start_workers(struct contended_run *run, struct worker *workers,
 			workers[i].task = NULL;
 			return err;
 		}
-		if (pin)
+		if (run->setting.pin)
 			kthread_bind(workers[i].task, nth_online_cpu(i));
 		/* kthread_stop() needs the task even once it has exited. */
 		get_task_struct(workers[i].task);
@@ -333,6 +368,7 @@ struct point_counts {
 	u64 *before, *after;
 	struct sched_counts sched_before, sched_after;
 	u64 latency_before[LATENCY_BUCKETS], latency_after[LATENCY_BUCKETS];
+	u64 latency_sum_before, latency_sum_after;
 	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
 	bool have_events;
 };
@@ -345,24 +381,44 @@ static void report_latency(const struct point_counts *c)
 	for (b = 0; b < LATENCY_BUCKETS; b++)
 		if (c->latency_after[b] != c->latency_before[b])
 			last = b;
-	results_printf("\"latency_every\":%u,\"latency_log2_ns\":[", latency_every);
+	results_printf("\"latency_every\":%u,\"latency_sum_ns\":%llu,\"latency_log2_ns\":[",
+		       latency_every,
+		       c->latency_sum_after - c->latency_sum_before);
 	for (b = 0; b <= last; b++)
 		results_printf("%s%llu", b ? "," : "",
 			       c->latency_after[b] - c->latency_before[b]);
 	results_printf("],");
 }
 
+/*
+ * A point's KTAP name: workload/<T>t, its settings where the workload has a
+ * critical section, and the repetition (analysis/results.py's series_of()
+ * names the same series).
+ */
+static void report_point_name(const struct workload *wl,
+			      const struct point_setting *s, int nr,
+			      unsigned int rep)
+{
+	results_printf("%s/%dt", wl->name, nr);
+	if (!wl->empty_cs)
+		results_printf("/C%u/W%u/%s", s->cs_loops, s->think_loops,
+			       s->pin ? "pinned" : "unpinned");
+	results_printf("/rep%u", rep);
+}
+
 static void report_point(const struct contended_run *run, int test_nr,
 			 int nr, unsigned int rep, u64 elapsed_ns,
 			 const struct point_counts *c, bool exclusive)
 {
+	const struct point_setting *s = &run->setting;
 	const u64 *before = c->before, *after = c->after;
 	int i;
 
-	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"think_loops\":%u,\"hogs\":%u,\"shards\":%u,\"acquisitions\":[",
-		       run->wl->name, nr, rep, elapsed_ns, run->cs_loops,
-		       run->think_loops, run->wl->hogs ? num_online_cpus() : 0,
-		       run->nr_shards);
+	results_printf("{\"type\":\"point\",\"workload\":\"%s\",\"threads\":%d,\"rep\":%u,\"elapsed_ns\":%llu,\"cs_loops\":%u,\"think_loops\":%u,\"pinned\":%s,\"cs_delay_ms\":%u,\"hogs\":%u,\"shards\":%u,\"acquisitions\":[",
+		       run->wl->name, nr, rep, elapsed_ns, s->cs_loops,
+		       s->think_loops, s->pin ? "true" : "false",
+		       run->wl->cs_delay_ms,
+		       run->wl->hogs ? num_online_cpus() : 0, run->nr_shards);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
 	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,",
@@ -372,8 +428,9 @@ static void report_point(const struct contended_run *run, int test_nr,
 	report_latency(c);
 	report_event_deltas(c->have_events, c->events_before, c->events_after);
 	results_printf("}\n");
-	results_printf("%sok %d - %s/%dt/rep%u\n",
-		       exclusive ? "" : "not ", test_nr, run->wl->name, nr, rep);
+	results_printf("%sok %d - ", exclusive ? "" : "not ", test_nr);
+	report_point_name(run->wl, s, nr, rep);
+	results_printf("\n");
 }
 
 /* Runnable all the time; yields only where the kernel would preempt it. */
@@ -421,7 +478,8 @@ static void stop_hogs(struct task_struct **hogs)
 }
 
 /* Returns 1 when the point passed, 0 when it failed, or -errno. */
-static int run_point(int test_nr, const struct workload *wl, int nr,
+static int run_point(int test_nr, const struct workload *wl,
+		     const struct point_setting *setting, int nr,
 		     unsigned int rep)
 {
 	struct task_struct **hogs;
@@ -451,9 +509,7 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 		goto out_free;
 	}
 	run->wl = wl;
-	run->cs_loops = wl->empty_cs ? 0 : cs_loops;
-	run->think_loops = wl->empty_cs ? 0 : think_loops;
-	run->resched_in_cs = wl->resched_in_cs;
+	run->setting = *setting;
 	for (i = 0; i < run->nr_shards; i++)
 		mutex_init(&run->shards[i].lock);
 	init_completion(&run->all_ready);
@@ -472,12 +528,12 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 	c->have_events = snapshot_events(c->events_before);
 	snapshot(workers, nr, c->before);
 	snapshot_sched(workers, nr, &c->sched_before);
-	snapshot_latency(workers, nr, c->latency_before);
+	snapshot_latency(workers, nr, c->latency_before, &c->latency_sum_before);
 	start = ktime_get_ns();
 	msleep(duration_ms);
 	snapshot(workers, nr, c->after);
 	snapshot_sched(workers, nr, &c->sched_after);
-	snapshot_latency(workers, nr, c->latency_after);
+	snapshot_latency(workers, nr, c->latency_after, &c->latency_sum_after);
 	elapsed_ns = ktime_get_ns() - start;
 	if (c->have_events)
 		c->have_events = snapshot_events(c->events_after);
@@ -489,9 +545,11 @@ static int run_point(int test_nr, const struct workload *wl, int nr,
 	shared = 0;
 	for (i = 0; i < run->nr_shards; i++)
 		shared += run->shards[i].shared;
-	exclusive = shared == total * run->cs_loops;
+	exclusive = shared == total * run->setting.cs_loops;
 	report_point(run, test_nr, nr, rep, elapsed_ns, c, exclusive);
-	pr_info("%s %dt rep %u: %llu acquisitions%s\n", wl->name, nr, rep, total,
+	pr_info("%s %dt C%u W%u pin %d rep %u: %llu acquisitions%s\n",
+		wl->name, nr, setting->cs_loops, setting->think_loops,
+		setting->pin, rep, total,
 		exclusive ? "" : ", MUTUAL EXCLUSION BROKEN");
 	err = exclusive;
 	goto out_free;
@@ -615,20 +673,57 @@ static int run_unlock_probe(int test_nr)
 	return slept_rounds == round;
 }
 
-/* locktorture style: every parameter, at the start and at the end. */
-static void echo_params(const char *when)
+/* An array parameter as "a,b,c"; bools as 0 and 1. */
+struct param_list {
+	char text[MUTEXLAB_MAX_POINTS * 12];
+};
+
+static const char *uint_list(struct param_list *l, const unsigned int *v, int n)
 {
-	char list[MUTEXLAB_MAX_POINTS * 5] = "";
 	size_t len = 0;
 	int i;
 
+	l->text[0] = '\0';
+	for (i = 0; i < n; i++)
+		len += scnprintf(l->text + len, sizeof(l->text) - len, "%s%u",
+				 i ? "," : "", v[i]);
+	return l->text;
+}
+
+static const char *threads_list(struct param_list *l)
+{
+	unsigned int v[MUTEXLAB_MAX_POINTS];
+	int i;
+
 	for (i = 0; i < nr_thread_points; i++)
-		len += scnprintf(list + len, sizeof(list) - len, "%s%d",
-				 i ? "," : "", threads[i]);
-	pr_info("%s: pin=%d workloads=%s shards=%u duration_ms=%u warmup_ms=%u reps=%u cs_loops=%u think_loops=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d threads=%s\n",
-		when, pin, workloads, shards, duration_ms, warmup_ms, reps, cs_loops,
-		think_loops, latency_every,
-		unlock_probe_rounds, test_bug, test_unlocked, list);
+		v[i] = threads[i];
+	return uint_list(l, v, nr_thread_points);
+}
+
+static const char *pin_list(struct param_list *l)
+{
+	unsigned int v[ARRAY_SIZE(pin)];
+	int i;
+
+	for (i = 0; i < nr_pin; i++)
+		v[i] = pin[i];
+	return uint_list(l, v, nr_pin);
+}
+
+/* locktorture style: every parameter, at the start and at the end. */
+static void echo_params(const char *when)
+{
+	struct param_list *l = kmalloc_array(4, sizeof(*l), GFP_KERNEL);
+
+	if (!l)
+		return;
+	pr_info("%s: workloads=%s threads=%s cs_loops=%s think_loops=%s pin=%s shards=%u duration_ms=%u warmup_ms=%u reps=%u latency_every=%u unlock_probe_rounds=%u test_bug=%d test_unlocked=%d\n",
+		when, workloads, threads_list(&l[0]),
+		uint_list(&l[1], cs_loops, nr_cs_loops),
+		uint_list(&l[2], think_loops, nr_think_loops), pin_list(&l[3]),
+		shards, duration_ms, warmup_ms, reps, latency_every,
+		unlock_probe_rounds, test_bug, test_unlocked);
+	kfree(l);
 }
 
 /*
@@ -654,6 +749,7 @@ static u64 timestamp_cost_ns(void)
  */
 static u64 loop_cost_ps(void)
 {
+	static const struct workload calibration = { .name = "calibration" };
 	struct shard shard = { .shared = 0 };
 	struct contended_run *run;
 	const unsigned int loops = 100000;
@@ -662,7 +758,8 @@ static u64 loop_cost_ps(void)
 	run = kzalloc(sizeof(*run), GFP_KERNEL);
 	if (!run)
 		return 0;
-	run->cs_loops = loops;
+	run->wl = &calibration;
+	run->setting.cs_loops = loops;
 	t0 = ktime_get_ns();
 	critical_section(run, &shard);
 	ns = ktime_get_ns() - t0;
@@ -672,19 +769,24 @@ static u64 loop_cost_ps(void)
 
 static void report_meta(void)
 {
-	int i;
+	struct param_list *l = kmalloc_array(4, sizeof(*l), GFP_KERNEL);
 
 	report_guest_meta();
 	results_printf("\"timestamp_ns\":%llu,\"loop_ps\":%llu,",
 		       timestamp_cost_ns(), loop_cost_ps());
-	results_printf("\"params\":{\"pin\":%s,\"workloads\":\"%s\",\"shards\":%u,\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"cs_loops\":%u,\"think_loops\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s,\"threads\":[",
-		       pin ? "true" : "false", workloads, shards, duration_ms,
-		       warmup_ms, reps, cs_loops, think_loops, latency_every,
-		       unlock_probe_rounds, test_bug ? "true" : "false",
+	if (!l) {
+		results_printf("\"params\":null}\n");
+		return;
+	}
+	results_printf("\"params\":{\"workloads\":\"%s\",\"threads\":[%s],\"cs_loops\":[%s],\"think_loops\":[%s],\"pin\":[%s],\"shards\":%u,\"duration_ms\":%u,\"warmup_ms\":%u,\"reps\":%u,\"latency_every\":%u,\"unlock_probe_rounds\":%u,\"test_bug\":%s,\"test_unlocked\":%s}}\n",
+		       workloads, threads_list(&l[0]),
+		       uint_list(&l[1], cs_loops, nr_cs_loops),
+		       uint_list(&l[2], think_loops, nr_think_loops),
+		       pin_list(&l[3]), shards, duration_ms, warmup_ms, reps,
+		       latency_every, unlock_probe_rounds,
+		       test_bug ? "true" : "false",
 		       test_unlocked ? "true" : "false");
-	for (i = 0; i < nr_thread_points; i++)
-		results_printf("%s%d", i ? "," : "", threads[i]);
-	results_printf("]}}\n");
+	kfree(l);
 }
 
 /* Sets workload_on[] from the workloads parameter. */
@@ -731,16 +833,28 @@ static int check_params(void)
 	}
 
 	if (!nr_thread_points) {
-		/* Default sweep: 1 .. 2 * vCPUs, so that waiters must sleep. */
-		nr_thread_points = min_t(int, 2 * num_online_cpus(),
-					 MUTEXLAB_MAX_POINTS);
+		/*
+		 * Default sweep: 1 .. vCPUs, then 2 * vCPUs, so that waiters
+		 * must sleep.
+		 */
+		nr_thread_points = min_t(int, num_online_cpus(),
+					 MUTEXLAB_MAX_POINTS - 1);
 		for (i = 0; i < nr_thread_points; i++)
 			threads[i] = i + 1;
+		threads[nr_thread_points++] = 2 * num_online_cpus();
 	}
 	for (i = 0; i < nr_thread_points; i++) {
 		if (threads[i] < 1 || threads[i] > 1024) {
 			pr_err("threads[%d]=%d is out of range 1..1024\n", i,
 			       threads[i]);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < nr_cs_loops; i++) {
+		/* No increments: no witness for the exclusion check. */
+		if (!cs_loops[i]) {
+			pr_err("cs_loops[%d] is 0; the critical section needs work\n",
+			       i);
 			return -EINVAL;
 		}
 	}
@@ -755,10 +869,41 @@ static int check_params(void)
 	return 0;
 }
 
+/* Settings of one repetition of a workload (struct point_setting). */
+static int workload_settings(const struct workload *wl)
+{
+	return wl->sweeps_settings ? nr_pin * nr_cs_loops * nr_think_loops : 1;
+}
+
+/* The n-th combination of the swept settings; think time varies fastest. */
+static struct point_setting nth_setting(const struct workload *wl, int n)
+{
+	struct point_setting s = {
+		.pin = pin[n / (nr_cs_loops * nr_think_loops)],
+		.cs_loops = cs_loops[n / nr_think_loops % nr_cs_loops],
+		.think_loops = think_loops[n % nr_think_loops],
+	};
+
+	if (wl->empty_cs) {
+		s.cs_loops = 0;
+		s.think_loops = 0;
+	} else if (wl->cs_delay_ms) {
+		/* One increment: the exclusion check still has its witness. */
+		s.cs_loops = 1;
+		s.think_loops = 0;
+	}
+	return s;
+}
+
+static int workload_thread_points(const struct workload *wl)
+{
+	return wl->threads == SWEEP ? nr_thread_points : 1;
+}
+
 /* Points of one repetition of a workload. */
 static int workload_points(const struct workload *wl)
 {
-	return wl->threads == SWEEP ? nr_thread_points : 1;
+	return workload_settings(wl) * workload_thread_points(wl);
 }
 
 static int workload_threads(const struct workload *wl, int point)
@@ -777,16 +922,21 @@ static int workload_threads(const struct workload *wl, int point)
 static int run_workload(const struct workload *wl, unsigned int rep,
 			int *test_nr)
 {
+	struct point_setting setting;
 	int passed = 0, i, nr, ret;
 
 	for (i = 0; i < workload_points(wl); i++) {
-		nr = workload_threads(wl, i);
-		ret = run_point(++*test_nr, wl, nr, rep);
-		if (ret < 0)
-			results_printf("not ok %d - %s/%dt/rep%u # error %d\n",
-				       *test_nr, wl->name, nr, rep, ret);
-		else
+		/* Thread counts vary fastest: a series is swept together. */
+		setting = nth_setting(wl, i / workload_thread_points(wl));
+		nr = workload_threads(wl, i % workload_thread_points(wl));
+		ret = run_point(++*test_nr, wl, &setting, nr, rep);
+		if (ret < 0) {
+			results_printf("not ok %d - ", *test_nr);
+			report_point_name(wl, &setting, nr, rep);
+			results_printf(" # error %d\n", ret);
+		} else {
 			passed += ret;
+		}
 		/* The crash comes after a point so that it has results to keep. */
 		if (test_bug) {
 			results_wait_forwarded();

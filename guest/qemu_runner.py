@@ -259,6 +259,36 @@ BASE_APPEND = ("console=ttyS0 panic=-1 oops=panic panic_on_warn=1 "
                "hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30")
 
 
+def kernel_hz(kernel):
+    """CONFIG_HZ of the kernel whose build folder holds bzImage."""
+    config = Path(kernel).resolve().parents[3] / ".config"
+    for line in config.read_text().splitlines():
+        if line.startswith("CONFIG_HZ="):
+            return int(line.split("=", 1)[1])
+    return None
+
+
+def tcg_lpj(kernel, cpuinfo="/proc/cpuinfo"):
+    """A delay-loop preset (lpj=) for a TCG guest, or None.
+
+    Under TCG the guest's TSC is the host's, and udelay()/mdelay() count TSC
+    cycles, loops_per_jiffy of them per tick. The boot CPU derives that from
+    the TSC frequency; the others calibrate against the timer, which fails
+    on a busy host: a secondary vCPU was seen at 4 BogoMIPS instead of 4192,
+    its mdelay(20) lasting 20 us. The host's TSC frequency, when it is
+    constant, gives every vCPU the boot CPU's value."""
+    try:
+        hz = kernel_hz(kernel)
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        return None
+    flags = re.search(r"^flags\s*:(.*)$", text, re.M)
+    mhz = re.search(r"^cpu MHz\s*:\s*([\d.]+)", text, re.M)
+    if not (hz and flags and mhz and "constant_tsc" in flags.group(1).split()):
+        return None
+    return round(float(mhz.group(1)) * 1e6 / hz)
+
+
 def main(argv=None):
     args = parse_args(argv)
     out = Path(args.out)
@@ -270,6 +300,14 @@ def main(argv=None):
               file=sys.stderr)
     accel, accel_reason = choose_accel(args.accel, args.qemu, args.cache_dir)
     append = f"{BASE_APPEND} {args.append}".strip()
+    if accel == "tcg":
+        lpj = tcg_lpj(args.kernel)
+        if lpj:
+            append += f" lpj={lpj}"
+        else:
+            print("mutexlab: warning: no constant host TSC frequency: the "
+                  "guest's secondary vCPUs calibrate their delay loops "
+                  "themselves (udelay() may be far off there)", file=sys.stderr)
     cmd = build_qemu_command(args.qemu, accel, args.vcpus, args.mem_mb,
                              args.kernel, args.initrd, append, out)
     (out / "qemu-cmd.json").write_text(json.dumps(cmd, indent=1) + "\n")

@@ -18,31 +18,42 @@ if [ "$QUICK" = 1 ] && [ "$FULL" = 1 ]; then
 elif [ "$QUICK" = 1 ]; then
 	: "${REPS:=3}" "${DURATION_MS:=300}" "${WARMUP_MS:=50}"
 	: "${THREADS:=1,$VCPUS,$((2 * VCPUS))}"
+	: "${CS_LOOPS:=16}" "${THINK_LOOPS:=0}" "${PIN:=0}"
 elif [ "$FULL" = 1 ]; then
 	: "${REPS:=10}" "${DURATION_MS:=2000}" "${WARMUP_MS:=200}"
 fi
 DURATION_MS=${DURATION_MS:-1000}
 WARMUP_MS=${WARMUP_MS:-100}
 REPS=${REPS:-5}
-CS_LOOPS=${CS_LOOPS:-50}
-# Local increments between acquisitions (think time); the meta record gives
-# one loop's cost in ps (loop_ps).
-THINK_LOOPS=${THINK_LOOPS:-0}
+# The contended workload sweeps every combination of CS_LOOPS, THINK_LOOPS
+# and PIN (comma-separated lists) at each thread count; the other workloads
+# take the first of each. Loops are the unit, so that every design gets the
+# same work; one loop costs about 6 ns under TCG here (the meta record's
+# loop_ps), so the defaults are C ~100 ns and ~5 us, W 0 and ~1 us.
+# Shared-counter increments under the lock (critical section, C).
+CS_LOOPS=${CS_LOOPS:-16,800}
+# Local increments between acquisitions (think time, W).
+THINK_LOOPS=${THINK_LOOPS:-0,160}
 # 1: bind worker i to the (i mod vCPUs)-th vCPU; 0: the scheduler places them.
-PIN=${PIN:-0}
+PIN=${PIN:-0,1}
 # Time one mutex_lock() in this many for the latency histogram (0: none).
 LATENCY_EVERY=${LATENCY_EVERY:-256}
 # Comma-separated workloads of the module's table.
 WORKLOADS=${WORKLOADS:-uncontended,contended,oversubscribed,sharded}
 # Mutexes of the sharded workload, a power of two.
 SHARDS=${SHARDS:-64}
-# Comma-separated thread counts (contended); empty means 1 .. 2*VCPUS.
+# Comma-separated thread counts (contended); empty means 1 .. VCPUS, 2*VCPUS.
 THREADS=${THREADS:-}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 # Delay after each unlock's release point, ns (the common series' knob).
 RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-0}
 # PLOTS=0 skips the set's plots (lab/interleave.sh plots once at the end).
 PLOTS=${PLOTS:-1}
+# CROSSCHECK=1: a second boot counts against perf lock contention and
+# locktorture on the same kernel (lab/crosscheck.sh), into crosscheck/.
+CROSSCHECK=${CROSSCHECK:-1}
+# Its thread counts; empty means VCPUS and 2*VCPUS.
+CROSSCHECK_THREADS=${CROSSCHECK_THREADS:-}
 # Extra kernel parameters, e.g. the module's test-only mutexlab.test_bug=1.
 GUEST_APPEND=${GUEST_APPEND:-}
 
@@ -59,18 +70,21 @@ check_settings() {
 		die "variant $VARIANT has no release window (it does not build on variants/common)"
 	fi
 	check_guest_settings
-	for name in DURATION_MS WARMUP_MS REPS CS_LOOPS; do
+	for name in DURATION_MS WARMUP_MS REPS; do
 		value=${!name}
 		if ! [[ "$value" =~ ^[0-9]+$ ]] || [ "$value" -eq 0 ]; then
 			die "$name must be a positive integer, got '$value'"
 		fi
 	done
-	[[ "$PIN" =~ ^[01]$ ]] || die "PIN takes 0 or 1, got '$PIN'"
+	[[ "$CS_LOOPS" =~ ^[1-9][0-9]*(,[1-9][0-9]*){0,7}$ ]] ||
+		die "CS_LOOPS must be up to 8 comma-separated positive integers, got '$CS_LOOPS'"
+	[[ "$THINK_LOOPS" =~ ^[0-9]+(,[0-9]+){0,7}$ ]] ||
+		die "THINK_LOOPS must be up to 8 comma-separated integers, got '$THINK_LOOPS'"
+	[[ "$PIN" =~ ^[01](,[01])?$ ]] || die "PIN takes 0, 1, 0,1 or 1,0, got '$PIN'"
 	[[ "$PLOTS" =~ ^[01]$ ]] || die "PLOTS takes 0 or 1, got '$PLOTS'"
+	[[ "$CROSSCHECK" =~ ^[01]$ ]] || die "CROSSCHECK takes 0 or 1, got '$CROSSCHECK'"
 	[[ "$SHARDS" =~ ^[0-9]+$ ]] && ((SHARDS > 0 && (SHARDS & (SHARDS - 1)) == 0)) ||
 		die "SHARDS must be a power of two, got '$SHARDS'"
-	[[ "$THINK_LOOPS" =~ ^[0-9]+$ ]] ||
-		die "THINK_LOOPS must be 0 or a positive integer, got '$THINK_LOOPS'"
 	[[ "$LATENCY_EVERY" =~ ^[0-9]+$ ]] ||
 		die "LATENCY_EVERY must be 0 or a positive integer, got '$LATENCY_EVERY'"
 	[[ "$WORKLOADS" =~ ^[a-z_]+(,[a-z_]+)*$ ]] ||
@@ -79,22 +93,28 @@ check_settings() {
 		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
 }
 
-# Points per repetition: contended and sharded one per thread count, the
-# others one each.
+# Points per repetition: contended one per thread count and setting,
+# sharded and locktorture_cs one per thread count, the others one each.
 points_per_rep() {
-	local points=0
+	local points=0 settings
+	settings=$(($(count_list "$CS_LOOPS") * $(count_list "$THINK_LOOPS") * $(count_list "$PIN")))
 	[[ ",$WORKLOADS," == *,uncontended,* ]] && points=$((points + 1))
 	[[ ",$WORKLOADS," == *,oversubscribed,* ]] && points=$((points + 1))
-	[[ ",$WORKLOADS," == *,contended,* ]] && points=$((points + $(thread_points)))
+	[[ ",$WORKLOADS," == *,contended,* ]] && points=$((points + settings * $(thread_points)))
 	[[ ",$WORKLOADS," == *,sharded,* ]] && points=$((points + $(thread_points)))
+	[[ ",$WORKLOADS," == *,locktorture_cs,* ]] && points=$((points + $(thread_points)))
 	echo "$points"
+}
+
+count_list() {
+	tr ',' '\n' <<<"$1" | wc -l
 }
 
 thread_points() {
 	if [ -n "$THREADS" ]; then
-		tr ',' '\n' <<<"$THREADS" | wc -l
+		count_list "$THREADS"
 	else
-		echo $((2 * VCPUS))
+		echo $((VCPUS + 1))
 	fi
 }
 
@@ -147,6 +167,16 @@ plot_result_set() {
 	fi
 }
 
+# A failed cross-check costs the result set nothing; it says so loudly.
+cross_check_result_set() {
+	if ! VARIANT=$VARIANT PROFILE=$PROFILE VCPUS=$VCPUS MEM_MB=$MEM_MB ACCEL=$ACCEL \
+		DURATION_MS=$DURATION_MS CS_LOOPS=$CS_LOOPS \
+		THINK_LOOPS=$THINK_LOOPS CROSSCHECK_THREADS=$CROSSCHECK_THREADS \
+		timed_step crosscheck "$LAB_ROOT/lab/crosscheck.sh" "$OUT"; then
+		log "WARNING: the cross-check failed (see $OUT/crosscheck/); the result set itself is complete"
+	fi
+}
+
 main() {
 	require_variant "$VARIANT"
 	check_settings
@@ -161,6 +191,7 @@ main() {
 	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
 	finish_result_set "$guest_status"
 	[ "$PLOTS" = 0 ] || plot_result_set
+	[ "$CROSSCHECK" = 0 ] || cross_check_result_set
 }
 
 main "$@"

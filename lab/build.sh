@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Usage: lab/build.sh VARIANT PROFILE
 # Builds bzImage and the bench module for (VARIANT, PROFILE) in
-# $LAB_CACHE/build/VARIANT/PROFILE from the tree lab/tree.sh prepared. The
+# $LAB_CACHE/trees/VARIANT/build-PROFILE from the tree lab/tree.sh prepared. The
 # kernel is rebuilt only when its content key (series, config fragments,
 # compiler) changed; ccache makes a rebuild of unchanged objects cheap.
 set -euo pipefail

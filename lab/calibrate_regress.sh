@@ -16,7 +16,7 @@ NEW_VARIANTS_DIR=${NEW_VARIANTS_DIR:-$VARIANTS_DIR}
 PAIRS=${PAIRS:-5}
 SETS_PER_SIDE=${SETS_PER_SIDE:-1}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
-export RESULTS_DIR PLOTS=0
+export RESULTS_DIR PLOTS=0 CROSSCHECK=0
 
 newest_set() {
 	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' | sort | tail -n 1

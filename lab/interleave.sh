@@ -10,9 +10,11 @@ source "$(dirname "$0")/lib.sh"
 VARIANTS=${VARIANTS:?VARIANTS="a b ..." is required}
 ROUNDS=${ROUNDS:-5}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
-# Plotting each round's set would put host work between the rounds.
+# Plotting each round's set would put host work between the rounds, and a
+# cross-check boot a round of its own.
 PLOTS=0
-export RESULTS_DIR PLOTS
+CROSSCHECK=0
+export RESULTS_DIR PLOTS CROSSCHECK
 
 result_sets() {
 	# A variant's first run has no folder yet: that is an empty list.

@@ -31,7 +31,11 @@ kernel_source_version() {
 
 pristine_dir() { printf '%s/src/linux-%s\n' "$LAB_CACHE" "$(kernel_source_version)"; }
 tree_dir() { printf '%s/trees/%s\n' "$LAB_CACHE" "$1"; }
-build_dir() { printf '%s/build/%s/%s\n' "$LAB_CACHE" "$1" "$2"; }
+# Inside the tree, one level down: Kbuild then names the source tree ".."
+# in every command line, which is the same for every variant, so that ccache
+# serves a variant the objects of another with the same .config and headers
+# (a mutant of owner-field, say) instead of compiling them again.
+build_dir() { printf '%s/build-%s\n' "$(tree_dir "$1")" "$2"; }
 
 # A variant is a folder of VARIANTS_DIR with a README.md; "common" is the
 # shared series, not a variant.

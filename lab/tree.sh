@@ -42,7 +42,8 @@ reset_to_pristine() {
 	local tree=$1
 	git -C "$tree" am --abort >/dev/null 2>&1 || true
 	git -C "$tree" reset -q --hard "$PRISTINE_TAG"
-	git -C "$tree" clean -q -fdx
+	# Not the build folders (lib.sh's build_dir): make rebuilds what changed.
+	git -C "$tree" clean -q -fdx -e '/build-*/'
 }
 
 ensure_worktree() {

@@ -10,6 +10,7 @@ from conftest import LAB_ROOT
 def point(workload, threads, rep, per_sec):
     total = int(per_sec)
     return {"workload": workload, "threads": threads, "rep": rep,
+            "cs_loops": 50, "think_loops": 0,
             "per_sec": per_sec, "total": total,
             "acquisitions": [total // threads] * threads,
             "latency_ns": {"p50": 1024, "p99": 4096, "p99_9": 8192},

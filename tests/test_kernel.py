@@ -28,7 +28,8 @@ def lab_shell(expr):
 @pytest.fixture(scope="module")
 def owner_field_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("owner-field")
-    r = run_make("bench", tmp, VARIANT="owner-field", **SHORT_RUN)
+    # The main job as a user runs it (every series, the cross-check), short.
+    r = run_make("bench", tmp, VARIANT="owner-field", CROSSCHECK=1, **SHORT_RUN)
     return r, result_sets(tmp / "results", "owner-field")
 
 
@@ -43,6 +44,31 @@ def test_owner_field_bench_gives_a_complete_result_set(owner_field_run):
     config = (sets[0] / "kernel.config").read_text()
     assert "CONFIG_MUTEX_SPIN_ON_OWNER=y" in config.splitlines()
     assert "CONFIG_DEBUG_MUTEXES=y" not in config.splitlines()
+
+
+def test_main_job_sweeps_every_setting(owner_field_run):
+    _, sets = owner_field_run
+    results = json.loads((sets[0] / "results.json").read_text())
+    series = {row["series"] for row in results["summary"]}
+    # Every combination of the default C, W and placement, as its own series.
+    assert {s for s in series if s.startswith("contended/")} == {
+        f"contended/C{c}/W{w}/{p}" for c in (16, 800) for w in (0, 160)
+        for p in ("pinned", "unpinned")}
+
+
+def test_main_job_cross_checks_against_perf_and_locktorture(owner_field_run):
+    _, sets = owner_field_run
+    manifest = json.loads((sets[0] / "manifest.json").read_text())
+    cross = sets[0] / "crosscheck"
+    report = json.loads((cross / "crosscheck.json").read_text())
+    assert report["problems"] == []
+    # perf saw our workers contend, as often as our lock events say.
+    assert report["perf"]["contended"] > 0
+    vcpus = manifest["vcpus"]
+    assert [t["threads"] for t in report["locktorture"]] == [vcpus, 2 * vcpus]
+    assert all(t["locktorture_total"] > 0 and t["ours_locktorture_cs"] > 0
+               for t in report["locktorture"])
+    assert (cross / "crosscheck.md").is_file() and (cross / "console.log").is_file()
 
 
 def test_result_set_checker_rejects_broken_sets(owner_field_run, tmp_path):

@@ -17,7 +17,10 @@ def test_bad_settings_are_refused(tmp_path):
     for setting, value in (("THREADS", "1,x"), ("REPS", "0"),
                            ("ACCEL", "xen"), ("VCPUS", "-1"), ("PIN", "2"),
                            ("THINK_LOOPS", "-3"), ("LATENCY_EVERY", "x"),
-                           ("SHARDS", "48"), ("PLOTS", "yes")):
+                           ("SHARDS", "48"), ("PLOTS", "yes"),
+                           ("CS_LOOPS", "16,0"), ("CS_LOOPS", "1,2,3,4,5,6,7,8,9"),
+                           ("THINK_LOOPS", "0,,1"), ("PIN", "0,1,0"),
+                           ("CROSSCHECK", "yes")):
         r = run_make("bench", tmp_path, **{setting: value})
         assert r.returncode != 0, setting
         assert setting in r.stderr, r.stderr

@@ -25,7 +25,8 @@ def test_ratio_per_round_and_thread_count(tmp_path, fixture_text):
     (tmp_path / "rounds.txt").write_text("\n".join(lines) + "\n")
     ratios = paired_ratio.paired_ratios(
         paired_ratio.read_rounds(tmp_path / "rounds.txt"), "base", "new")
-    assert sorted(ratios) == [("contended", t) for t in (1, 2, 3, 4)]
+    assert sorted(ratios) == [("contended/C50/W0/unpinned", t)
+                              for t in (1, 2, 3, 4)]
     for r in ratios.values():
         assert [round(x, 6) for x in r] == [0.9, 0.8, 1.0]
 
@@ -40,6 +41,7 @@ def test_a_round_missing_a_variant_is_skipped(tmp_path, fixture_text):
 def test_p99_ratio_per_workload(tmp_path):
     def point(workload, p99):
         return {"workload": workload, "threads": 2, "per_sec": 1.0,
+                "cs_loops": 16, "think_loops": 0,
                 "latency_ns": {"p50": 1024, "p99": p99}}
     sets = {}
     for name, p99 in (("base", 4096), ("new", 8192)):
@@ -50,4 +52,5 @@ def test_p99_ratio_per_workload(tmp_path):
                          "per_sec": 1.0, "latency_ns": {}}]}))
         sets[name] = str(tmp_path / name)
     ratios = paired_ratio.paired_ratios({"1": sets}, "base", "new", "p99")
-    assert ratios == {("contended", 2): [2.0], ("sharded", 2): [1.0]}
+    assert ratios == {("contended/C16/W0/unpinned", 2): [2.0],
+                      ("sharded/C16/W0/unpinned", 2): [1.0]}

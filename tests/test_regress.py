@@ -35,20 +35,22 @@ def test_bootstrap_interval_brackets_the_change():
     assert low < -0.09 < high < 0
 
 
-def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50):
+def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50,
+              duration_ms=1000):
     path = root / variant / stamp
     path.mkdir(parents=True)
     points = []
     for threads, rate in per_sec.items():
         for rep in range(reps):
             points.append({"workload": "contended", "threads": threads,
-                           "rep": rep + 1,
+                           "rep": rep + 1, "cs_loops": cs_loops, "think_loops": 0,
                            "per_sec": rate * (1 + 0.004 * (rep - reps // 2)),
                            "latency_ns": {"p50": 1024, "p99": p99}})
     (path / "results.json").write_text(json.dumps({"points": points}))
     (path / "manifest.json").write_text(json.dumps(
         {"vcpus": 2, "accel": "tcg",
-         "parameters": {"cs_loops": str(cs_loops), "duration_ms": "1000"}}))
+         "parameters": {"cs_loops": str(cs_loops),
+                        "duration_ms": str(duration_ms)}}))
     return path
 
 
@@ -101,12 +103,16 @@ def test_variant_name_means_its_newest_set(tmp_path):
 
 def test_too_few_repetitions_warn_loudly(tmp_path):
     base = write_set(tmp_path, "a", "1", {2: 2e6}, reps=3)
-    new = write_set(tmp_path, "a", "2", {2: 1e6}, reps=3, cs_loops=1200)
+    new = write_set(tmp_path, "a", "2", {2: 1e6}, reps=3, duration_ms=300)
     report = regress.regress(str(base), str(new), tmp_path)
     # Halved, but 3 against 3 cannot reach p < 0.05: said, not flagged.
     assert report["regressions"] == 0
     assert any("cannot flag anything" in w for w in report["warnings"])
-    assert any("cs_loops: 50 vs 1200" in w for w in report["warnings"])
+    assert any("duration_ms: 1000 vs 300" in w for w in report["warnings"])
+    # Another critical section is another series: nothing to compare.
+    other = write_set(tmp_path, "a", "3", {2: 1e6}, cs_loops=1200)
+    with pytest.raises(regress.InputError, match="share no series"):
+        regress.regress(str(base), str(other), tmp_path)
 
 
 def test_bad_input_exits_2(tmp_path, capsys):

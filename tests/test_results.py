@@ -43,6 +43,7 @@ def test_empty_channel_means_never_started():
 
 def test_rates_and_summary():
     points = [results.with_rates({"workload": "contended", "threads": 2,
+                                  "cs_loops": 16, "think_loops": 0,
                                   "elapsed_ns": 10**9, "acquisitions": a})
               for a in ([1, 2], [3, 4], [10, 20])]
     assert [p["per_sec"] for p in points] == [3.0, 7.0, 30.0]
@@ -63,6 +64,7 @@ def test_guest_unlike_the_one_asked_for_is_a_problem(fixture_text):
 
 def test_fairness_in_summary():
     points = [results.with_rates({"workload": "contended", "threads": 2,
+                                  "cs_loops": 16, "think_loops": 0,
                                   "elapsed_ns": 10**9, "acquisitions": a})
               for a in ([5, 5], [9, 3], [8, 2])]
     (row,) = results.summarise(points)
@@ -89,6 +91,7 @@ def test_cv_needs_two_reps():
 
 def test_scheduler_figures_per_acquisition():
     points = [results.with_rates({"workload": "contended", "threads": 2,
+                                  "cs_loops": 16, "think_loops": 0,
                                   "elapsed_ns": 10**9, "acquisitions": [50, 50],
                                   "context_switches": s, "cpu_ns": c})
               for s, c in ((10, 10**6), (20, 2 * 10**6), (30, 3 * 10**6))]
@@ -116,6 +119,7 @@ def test_latency_percentiles_from_log2_buckets():
 
 def test_latency_in_points_and_summary():
     points = [results.with_rates({"workload": "contended", "threads": 2,
+                                  "cs_loops": 16, "think_loops": 0,
                                   "elapsed_ns": 10**9, "acquisitions": [5, 5],
                                   "latency_log2_ns": [0, 0, 0, 4, k]})
               for k in (0, 1, 100)]
@@ -125,32 +129,66 @@ def test_latency_in_points_and_summary():
     assert row["latency_p50_ns"] == 16 and row["latency_p99_9_ns"] == 32
     # Without sampling: absent, not zero.
     (row,) = results.summarise([results.with_rates(
-        {"workload": "contended", "threads": 1, "elapsed_ns": 1,
+        {"workload": "contended", "threads": 1, "cs_loops": 16, "think_loops": 0, "elapsed_ns": 1,
          "acquisitions": [1]})])
     assert row["latency_p99_ns"] is None
 
 
 def test_workloads_are_summarised_apart():
-    from resultset import check_points
+    from resultset import check_points, expected_series
     points = [results.with_rates({"workload": w, "threads": 1, "rep": r,
+                                  "cs_loops": 16, "think_loops": 0,
                                   "elapsed_ns": 10**9, "acquisitions": [n]})
               for w, n in (("uncontended", 4 * 10**6), ("contended", 10**6))
               for r in (1, 2)]
     rows = {row["workload"]: row for row in results.summarise(points)}
     assert rows["uncontended"]["ns_per_acq"] == 250
     assert rows["contended"]["reps"] == 2
-    assert check_points(points, [1], 2, ["uncontended", "contended"]) == []
+    assert rows["contended"]["series"] == "contended/C16/W0/unpinned"
+    params = {"cs_loops": "16", "think_loops": "0", "pin": "0"}
+    expected = expected_series(params, [1], ["uncontended", "contended"], 2)
+    assert check_points(points, expected, 2) == []
     # A workload asked for and missing is a problem.
     assert any("uncontended 1 threads: 0 of 2" in p for p in
-               check_points(points[2:], [1], 2, ["uncontended", "contended"]))
+               check_points(points[2:], expected, 2))
+
+
+def test_swept_settings_are_series_of_their_own():
+    from resultset import check_points, expected_series
+    params = {"cs_loops": "16,800", "think_loops": "0,160", "pin": "0,1"}
+    expected = expected_series(params, [1, 2], ["contended", "sharded"], 2)
+    # 2 x 2 x 2 settings at 2 thread counts; sharded runs the first only.
+    assert len(expected) == 8 * 2 + 2
+    assert ("contended/C800/W160/pinned", 2) in expected
+    assert ("sharded/C16/W0/unpinned", 1) in expected
+    points = [results.with_rates({"workload": "contended", "threads": t,
+                                  "rep": 1, "cs_loops": c, "think_loops": w,
+                                  "pinned": pinned, "elapsed_ns": 10**9,
+                                  "acquisitions": [7] * t})
+              for c in (16, 800) for w in (0, 160) for pinned in (False, True)
+              for t in (1, 2)]
+    rows = results.summarise(points)
+    assert len(rows) == 16 and all(r["reps"] == 1 for r in rows)
+    problems = check_points(points, expected, 1)
+    assert problems == ["sharded/C16/W0/unpinned 1 threads: 0 of 1 repetitions present",
+                        "sharded/C16/W0/unpinned 2 threads: 0 of 1 repetitions present"]
+    # A point of another setting is not a repetition of this one.
+    assert any("contended/C800/W0/pinned 2 threads: 0 of 1" in p for p in
+               check_points([p for p in points if not (
+                   p["cs_loops"] == 800 and p["think_loops"] == 0
+                   and p["pinned"] and p["threads"] == 2)], expected, 1))
 
 
 def test_oversubscribed_points_are_expected_at_twice_the_vcpus():
-    from resultset import check_points
+    from resultset import check_points, expected_series
     points = [results.with_rates({"workload": "oversubscribed", "threads": 4,
-                                  "rep": r, "elapsed_ns": 10**9,
+                                  "rep": r, "cs_loops": 16, "think_loops": 0,
+                                  "elapsed_ns": 10**9,
                                   "acquisitions": [1, 2, 3, 4]})
               for r in (1, 2)]
-    assert check_points(points, [], 2, ["oversubscribed"], vcpus=2) == []
-    assert any("oversubscribed 6 threads: 0 of 2" in p
-               for p in check_points(points, [], 2, ["oversubscribed"], vcpus=3))
+    params = {"cs_loops": "16,800", "think_loops": "0", "pin": "0,1"}
+    assert check_points(points, expected_series(
+        params, [], ["oversubscribed"], 2), 2) == []
+    assert any("oversubscribed/C16/W0/unpinned 6 threads: 0 of 2" in p
+               for p in check_points(points, expected_series(
+                   params, [], ["oversubscribed"], 3), 2))
