@@ -261,7 +261,8 @@ BASE_APPEND = ("console=ttyS0 panic=-1 oops=panic panic_on_warn=1 "
 
 def kernel_hz(kernel):
     """CONFIG_HZ of the kernel whose build folder holds bzImage."""
-    config = Path(kernel).resolve().parents[3] / ".config"
+    # bzImage is arch/x86/boot/bzImage in the build folder.
+    config = Path(kernel).resolve().parent.parent.parent.parent / ".config"
     for line in config.read_text().splitlines():
         if line.startswith("CONFIG_HZ="):
             return int(line.split("=", 1)[1])

@@ -126,3 +126,18 @@ def test_kvm_probe_that_cannot_run_says_no(tmp_path):
         pytest.skip("no /dev/kvm to probe")
     usable, reason = qemu_runner.probe_kvm("/bin/false", tmp_path)
     assert not usable and "expected 99" in reason
+
+
+def test_tcg_guests_get_the_host_tsc_as_delay_loop_preset(tmp_path):
+    boot = tmp_path / "build" / "arch" / "x86" / "boot"
+    boot.mkdir(parents=True)
+    (boot / "bzImage").write_bytes(b"")
+    (tmp_path / "build" / ".config").write_text("CONFIG_HZ_250=y\nCONFIG_HZ=250\n")
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("cpu MHz\t\t: 2096.026\nflags\t\t: fpu tsc constant_tsc\n")
+    # TSC cycles per tick: 2096.026 MHz / 250 Hz.
+    assert qemu_runner.tcg_lpj(boot / "bzImage", cpuinfo) == 8384104
+    # "cpu MHz" of a CPU whose TSC rate varies is not the TSC's rate.
+    cpuinfo.write_text("cpu MHz\t\t: 2096.026\nflags\t\t: fpu tsc\n")
+    assert qemu_runner.tcg_lpj(boot / "bzImage", cpuinfo) is None
+    assert qemu_runner.tcg_lpj(tmp_path / "nowhere" / "bzImage", cpuinfo) is None
