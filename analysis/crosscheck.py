@@ -28,9 +28,11 @@ SECTION = re.compile(r"^# mutexlab-section: (?P<name>.+)$")
 # per-thread report names them, where its callers (from frame-pointer-less
 # call chains) would not.
 OUR_WORKER = re.compile(r"^mutexlab/\d+$")
-# Both count every entry into the slow path; they differ only by the few
-# entries at the edges of our measured window, which perf's recording spans.
-COUNT_TOLERANCE = 0.05
+# Both count every entry into the slow path; they differ by the entries at
+# the edges of our measured window (thread start and stop), which perf's
+# recording spans: 0.01% of 1 s points, 1.1% of 300 ms ones, 5.7% of 200 ms
+# ones (make test's) measured. A lost buffer or a thread miscounted is more.
+COUNT_TOLERANCE = 0.10
 UNITS_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 TIME = r"([\d.]+) (ns|us|ms|s)"
 # perf's count of event sequences it could not pair (a lost event, say).

@@ -41,7 +41,7 @@ def test_counts_that_disagree_are_a_problem(fixture_text):
     text = fixture_text("crosscheck-owner-field.raw")
     row = next(line for line in text.splitlines() if line.endswith("mutexlab/0"))
     report = crosscheck.crosscheck(text.replace(row + "\n", ""), 2)
-    assert any("disagree beyond 5%" in p for p in report["problems"])
+    assert any("disagree beyond 10%" in p for p in report["problems"])
 
 
 def test_missing_sections_are_problems(fixture_text):
