@@ -13,7 +13,7 @@ export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
 	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON \
 	VARIANTS ROUNDS SETS PLOTS CROSSCHECK CROSSCHECK_THREADS
 
-.PHONY: bench check compare regress test test-host deps variants checkpatch help
+.PHONY: bench check compare regress verify test test-host deps variants checkpatch help
 
 bench:
 	@lab/bench.sh
@@ -35,6 +35,12 @@ regress:
 		"$${BASE:?BASE=<result set|variant>[,...] is required}" \
 		"$${NEW:?NEW=<result set|variant> is required}"
 
+# Each design's lock-word protocol as a SPIN model, every interleaving for 2
+# and 3 tasks; a result set in RESULTS_DIR/verify/<UTC time>-<host>/.
+verify:
+	@$(PYTHON) lab/verify.py $${VARIANTS:+--variants "$$VARIANTS"} \
+		$${RESULTS_DIR:+--results-dir "$$RESULTS_DIR"}
+
 # Host-side tests first (seconds), then the ones that build and boot kernels.
 test: deps
 	$(PYTHON) -m pytest -ra tests
@@ -53,7 +59,7 @@ checkpatch: deps
 
 help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
-	@echo 'Targets: bench check compare regress test test-host deps variants checkpatch help'
+	@echo 'Targets: bench check compare regress verify test test-host deps variants checkpatch help'
 	@echo 'Settings (bench): VARIANT PROFILE VCPUS MEM_MB ACCEL=auto|kvm|tcg'
 	@echo '  WORKLOADS=uncontended,contended,oversubscribed,sharded,locktorture_cs SHARDS'
 	@echo '  DURATION_MS WARMUP_MS REPS'
@@ -66,3 +72,4 @@ help:
 	@echo 'Settings (compare): VARIANTS ROUNDS (3) or SETS, and the bench settings'
 	@echo 'Settings (regress): BASE NEW (result sets or variants, comma-separated) THRESHOLD (percent, 5)'
 	@echo '  REGRESS_JSON (also write the report as JSON); see analysis/regress.py'
+	@echo 'Settings (verify): VARIANTS (default: owner-field legacy tri-state count-only) RESULTS_DIR'
