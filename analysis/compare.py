@@ -306,6 +306,28 @@ def newest_verdict(checks_dir, variant):
             **json.loads(sets[-1].read_text())["verdict"]}
 
 
+def newest_model_verdicts(results_dir):
+    """(set, {design: {property: verdict}}) of the newest `make verify` set
+    under results_dir; (None, {}) when there is none."""
+    if results_dir is None:
+        return None, {}
+    sets = sorted(Path(results_dir).glob("verify/*/verdict.json"))
+    if not sets:
+        return None, {}
+    designs = json.loads(sets[-1].read_text())["designs"]
+    return str(sets[-1].parent), {
+        d: {p: v["verdict"] for p, v in dv["properties"].items()}
+        for d, dv in designs.items()}
+
+
+def model_summary(properties):
+    """One cell: "all hold", or the properties that fail."""
+    if not properties:
+        return "not verified"
+    failing = [p.replace("_", " ") for p, v in properties.items() if v != "holds"]
+    return "all hold" if not failing else "fails: " + ", ".join(failing)
+
+
 def contended_against(bands, variant, baseline):
     """Median throughput ratios to the baseline at every contended series
     and thread count, and at how many of them the two 95% bands overlap."""
@@ -320,7 +342,7 @@ def contended_against(bands, variant, baseline):
     return ratios, overlap, len(ratios)
 
 
-def recommend(variants, baseline, bands, figures, verdicts):
+def recommend(variants, baseline, bands, figures, verdicts, models=None):
     """Rows of the recommendation table, correctness first."""
     rows = []
     for variant in variants:
@@ -330,6 +352,7 @@ def recommend(variants, baseline, bands, figures, verdicts):
             "variant": variant,
             "mutual_exclusion": v.get("mutual_exclusion", "not checked"),
             "free_safe": v.get("free_safe", "not checked"),
+            "model": model_summary((models or {}).get(variant)),
             "gates": v.get("mutual_exclusion") == "ok" and v.get("free_safe") == "yes",
             "worst_contended_ratio": min(ratios) if ratios else None,
             "bands_overlapping": f"{overlap}/{points}",
@@ -360,19 +383,23 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note):
     else:
         lines.append("No variant passes both correctness gates with benchmark "
                      "numbers here: run `make check VARIANT=x` for each.")
-    lines += ["", "| variant | mutual exclusion | free-safe | worst contended / "
-              f"{baseline} (median) | 95% bands overlapping {baseline}'s | "
-              "uncontended ns/pair (95% CI) | sizeof | mutex.o text |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "| variant | mutual exclusion | free-safe | SPIN model | "
+              f"worst contended / {baseline} (median) | 95% bands overlapping "
+              f"{baseline}'s | uncontended ns/pair (95% CI) | sizeof | mutex.o text |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ns = r["uncontended_ns"]
         nstxt = f"{ns[0]:.1f} ({ns[1]:.1f}-{ns[2]:.1f})" if ns else "-"
         lines.append(f"| {r['variant']} | {r['mutual_exclusion']} | {r['free_safe']} | "
+                     f"{r.get('model', 'not verified')} | "
                      f"{fmt(r['worst_contended_ratio'], '.3f')} | "
                      f"{r['bands_overlapping']} | {nstxt} | "
                      f"{fmt(r['sizeof_mutex'], 'd')} | {fmt(r['mutex_text_bytes'], 'd')} |")
     lines += ["", "Correctness comes first: a design that fails a gate is not "
-              "recommended whatever its speed.", ""]
+              "recommended whatever its speed. Mutual exclusion and free-safety "
+              "are `make check`'s verdicts from booted kernels; the SPIN model "
+              "column is `make verify`'s, every interleaving of the design's "
+              "lock-word protocol for 2 and 3 tasks.", ""]
     for title, name in plots:
         lines += [f"## {title}", "", f"![{title}]({name})", ""]
     (out_dir / "report.md").write_text("\n".join(lines))
@@ -391,12 +418,14 @@ def compare(out_dir, paths, baseline="owner-field", checks_dir=None):
              ("Fairness", plot_fairness(variants, out_dir, note)),
              ("How locks were acquired", plot_ways(variants, out_dir, note))]
     verdicts = {v: newest_verdict(checks_dir, v) for v in variants}
+    model_set, models = newest_model_verdicts(checks_dir)
     rows, best = recommend(variants, baseline, bands, design_figures(variants),
-                           verdicts)
+                           verdicts, models)
     write_report(out_dir, variants, baseline, plots, rows, best, note)
     (out_dir / "comparison.json").write_text(json.dumps(
         {"baseline": baseline, "sets": [str(p) for p in paths], "rows": rows,
-         "recommended": best and best["variant"], "verdicts": verdicts},
+         "recommended": best and best["variant"], "verdicts": verdicts,
+         "model_verdicts": {"set": model_set, "designs": models}},
         indent=1) + "\n")
     return out_dir / "report.md"
 

@@ -110,3 +110,37 @@ def test_reference_report_regenerates_from_its_runs(tmp_path):
                 "uncontended_ns", "sizeof_mutex", "mutex_text_bytes")
         assert [{k: r[k] for k in keys} for r in again["rows"]] == \
             [{k: r[k] for k in keys} for r in committed["rows"]]
+
+
+def write_model_verdict(root, stamp, designs):
+    path = root / "verify" / stamp
+    path.mkdir(parents=True)
+    (path / "verdict.json").write_text(json.dumps({"designs": {
+        d: {"properties": {p: {"verdict": v} for p, v in props.items()}}
+        for d, props in designs.items()}}))
+
+
+def test_report_shows_the_newest_model_verdicts_beside_the_boot_verdicts(tmp_path):
+    sets = [write_set(tmp_path, "owner-field", "1", 1.0, 32),
+            write_set(tmp_path, "tri-state", "1", 0.97, 24)]
+    write_verdict(tmp_path, "owner-field", "no")
+    write_verdict(tmp_path, "tri-state", "yes")
+    write_model_verdict(tmp_path, "20261201T000000Z-vm", {
+        "owner-field": {"mutual_exclusion": "holds", "no_access_after_free": "holds"}})
+    write_model_verdict(tmp_path, "20261204T000000Z-vm", {
+        "owner-field": {"mutual_exclusion": "holds", "no_access_after_free": "fails"},
+        "tri-state": {"mutual_exclusion": "holds", "no_access_after_free": "holds"}})
+    report = compare.compare(tmp_path / "out", sets, checks_dir=tmp_path).read_text()
+    rows = {line.split(" | ")[0].strip("| "): line for line in report.splitlines()
+            if line.startswith("| ") and " | " in line}
+    assert "| SPIN model |" in report
+    assert "| no | fails: no access after free |" in rows["owner-field"]
+    assert "| yes | all hold |" in rows["tri-state"]
+    summary = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    assert summary["model_verdicts"]["set"].endswith("20261204T000000Z-vm")
+
+
+def test_no_model_set_says_not_verified(tmp_path):
+    sets = [write_set(tmp_path, "owner-field", "1", 1.0, 32)]
+    report = compare.compare(tmp_path / "out", sets, checks_dir=tmp_path).read_text()
+    assert "| not verified |" in report
