@@ -179,6 +179,7 @@ cross_check_result_set() {
 
 main() {
 	require_variant "$VARIANT"
+	require_path_name PROFILE "$PROFILE"
 	check_settings
 	STEP_TIMES_FILE=$(mktemp)
 	trap 'rm -f "$STEP_TIMES_FILE"' EXIT

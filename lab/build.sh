@@ -108,6 +108,7 @@ main() {
 	VARIANT=${1:-}
 	PROFILE=${2:-bench}
 	require_variant "$VARIANT"
+	require_path_name PROFILE "$PROFILE"
 	TREE=$(tree_dir "$VARIANT")
 	OUT=$(build_dir "$VARIANT" "$PROFILE")
 	# The kernel key names the series; the tree must hold that series.

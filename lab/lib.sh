@@ -49,10 +49,20 @@ list_variants() {
 	done
 }
 
+# Names that become paths (variants, profiles): letters, digits, '.', '_'
+# and '-', never "." or "..". Checked before any lookup, so that no value
+# (a newline, a slash) can lead a path outside the lab's folders.
+require_path_name() {
+	local setting=$1 value=$2
+	[[ $value =~ ^[A-Za-z0-9._-]+$ && $value != . && $value != .. ]] ||
+		die "$setting '${value//$'\n'/\\n}' is not a name: use letters, digits, '.', '_' and '-'"
+}
+
 require_variant() {
 	local variant=$1 variants
 	variants=$(list_variants)
 	[ -n "$variant" ] || die "no VARIANT given; variants: ${variants//$'\n'/ }"
+	require_path_name VARIANT "$variant"
 	# Not "list_variants | grep -q": under pipefail, grep's early exit can
 	# kill the writer with SIGPIPE and fail a name that is there.
 	grep -qxF -- "$variant" <<<"$variants" ||

@@ -151,3 +151,23 @@ def test_build_refuses_a_tree_that_does_not_hold_its_series(tmp_path):
         assert r.returncode != 0
         assert "does not hold its current series (run lab/tree.sh owner-field)" in r.stderr
     assert not (tmp_path / "build").exists()
+
+
+def test_names_that_would_reach_outside_the_lab_are_refused(tmp_path):
+    """A newline made `grep -xF` see two names: `owner-field` passed and
+    lab/tree.sh deleted and reused a folder outside the cache."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("mine")
+    env = {"LAB_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    for bad in ("owner-field\n../../victim", "../victim", "..", "owner field"):
+        r = subprocess.run([str(LAB_ROOT / "lab" / "tree.sh"), bad], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0, repr(bad)
+        assert "VARIANT" in r.stderr and "is not a name" in r.stderr, r.stderr
+    assert (victim / "keep").read_text() == "mine"
+    assert not (tmp_path / "cache").exists()
+    r = run_make("bench", tmp_path, VARIANT="owner-field", PROFILE="../bench")
+    assert r.returncode != 0
+    assert "PROFILE '../bench' is not a name" in r.stderr
+    assert not (tmp_path / "results").exists()
