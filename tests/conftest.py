@@ -18,6 +18,12 @@ def pytest_configure(config):
         "markers", "kernel: needs the kernel tree; may build and boot (minutes)")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Host tests first (seconds to a minute), so that a broken one fails
+    before any kernel is built; each group keeps its order."""
+    items.sort(key=lambda item: item.get_closest_marker("kernel") is not None)
+
+
 def run_make(target, tmp_path, **settings):
     """Run `make TARGET` with settings as environment; results in tmp_path.
     A bench's cross-check boot only where the test asks for one."""
