@@ -16,6 +16,7 @@ with p < alpha (default 0.05). Exit status 1 if there is one, 2 on bad input.
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -195,6 +196,22 @@ def tally(report_dir):
     return "\n".join(lines)
 
 
+def percent(text):
+    """A threshold: a finite percentage >= 0 (nan would compare false with
+    every change and hide every regression)."""
+    value = float(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage >= 0")
+    return value
+
+
+def probability(text):
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a probability in (0, 1)")
+    return value
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--tally":
         print(tally(argv[2]))
@@ -202,9 +219,9 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("base")
     parser.add_argument("new")
-    parser.add_argument("--threshold", type=float, default=5.0,
+    parser.add_argument("--threshold", type=percent, default=5.0,
                         help="percent change for the worse that counts (5)")
-    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--alpha", type=probability, default=0.05)
     parser.add_argument("--metrics", default=",".join(METRICS))
     parser.add_argument("--json", help="also write the report here")
     args = parser.parse_args(argv[1:])

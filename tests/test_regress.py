@@ -120,6 +120,20 @@ def test_bad_input_exits_2(tmp_path, capsys):
     assert "neither a result set" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option, value", [
+    ("--threshold", "nan"), ("--threshold", "-1"), ("--threshold", "inf"),
+    ("--threshold", "x"), ("--alpha", "2"), ("--alpha", "0"), ("--alpha", "nan")])
+def test_bad_threshold_or_alpha_exits_2_before_any_set_is_read(tmp_path, capsys, option, value):
+    """THRESHOLD=nan used to hide a 20% regression and exit 0."""
+    base = write_set(tmp_path, "a", "1", {1: 1e6})
+    new = write_set(tmp_path, "b", "1", {1: 0.8e6})
+    assert regress.main(["regress", str(base), str(new)]) == 1
+    with pytest.raises(SystemExit) as e:
+        regress.main(["regress", str(base), str(new), option, value])
+    assert e.value.code == 2
+    assert option in capsys.readouterr().err
+
+
 def test_tally_counts_flags_per_metric(tmp_path, capsys):
     base = write_set(tmp_path, "a", "1", {1: 1e6, 2: 2e6})
     new = write_set(tmp_path, "a", "2", {1: 1e6, 2: 1.8e6})
