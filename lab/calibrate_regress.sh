@@ -33,8 +33,7 @@ main() {
 	[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive count, got '$PAIRS'"
 	[[ "$SETS_PER_SIDE" =~ ^[1-9][0-9]*$ ]] ||
 		die "SETS_PER_SIDE must be a positive count, got '$SETS_PER_SIDE'"
-	out="$RESULTS_DIR/calibration/$(date -u +%Y%m%dT%H%M%SZ)-$BASE-vs-$NEW-x$SETS_PER_SIDE"
-	mkdir -p "$out"
+	out=$(unique_folder "$RESULTS_DIR/calibration/$(date -u +%Y%m%dT%H%M%SZ)-$BASE-vs-$NEW-x$SETS_PER_SIDE")
 	for pair in $(seq 1 "$PAIRS"); do
 		base_sets="" new_sets=""
 		for side in $(seq 1 "$SETS_PER_SIDE"); do

@@ -14,8 +14,7 @@ export RESULTS_DIR
 main() {
 	local out rounds_file
 	local -a sets
-	out="$RESULTS_DIR/compare/$(date -u +%Y%m%dT%H%M%SZ)"
-	mkdir -p "$out"
+	out=$(unique_folder "$RESULTS_DIR/compare/$(date -u +%Y%m%dT%H%M%SZ)")
 	if [ -n "${SETS:-}" ]; then
 		read -ra sets <<<"$SETS"
 	else

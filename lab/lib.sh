@@ -187,12 +187,27 @@ prepare_kernel() {
 	BUILD=$(build_dir "$VARIANT" "$PROFILE")
 }
 
+# Usage: unique_folder PATH
+# Makes PATH, or PATH-2, PATH-3, ... when another run made it first (two
+# runs started in the same second), and prints the one it made: mkdir
+# without -p is the atomic test.
+unique_folder() {
+	local path=$1 try=$1 n=1
+	mkdir -p "$(dirname "$path")"
+	until mkdir "$try" 2>/dev/null; do
+		[ -e "$try" ] || die "cannot create $try (permissions, or the disk is full?)"
+		n=$((n + 1))
+		[ "$n" -le 999 ] || die "no free folder beside $path"
+		try="$path-$n"
+	done
+	printf '%s\n' "$try"
+}
+
 # Usage: new_result_folder [PREFIX]
 # Sets OUT to a new RESULTS_DIR/VARIANT/<PREFIX><UTC>-<host>, with the
 # kernel's .config in it.
 new_result_folder() {
-	OUT="$RESULTS_DIR/$VARIANT/${1:-}$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)"
-	mkdir -p "$OUT"
+	OUT=$(unique_folder "$RESULTS_DIR/$VARIANT/${1:-}$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)")
 	log "result folder: $OUT"
 	cp "$BUILD/.config" "$OUT/kernel.config"
 }

@@ -171,3 +171,23 @@ def test_names_that_would_reach_outside_the_lab_are_refused(tmp_path):
     assert r.returncode != 0
     assert "PROFILE '../bench' is not a name" in r.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path):
+    """Both runs used to write into one folder; QEMU's channels truncated
+    each other's files."""
+    script = ('source "$1/lab/lib.sh"; for i in 1 2 3; do '
+              'unique_folder "$2/results/owner-field/20261204T000000Z-vm"; done')
+    r = subprocess.run(["bash", "-c", script, "_", str(LAB_ROOT), str(tmp_path)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    made = r.stdout.split()
+    base = str(tmp_path / "results" / "owner-field" / "20261204T000000Z-vm")
+    assert made == [base, base + "-2", base + "-3"]
+    assert all((tmp_path / m).is_dir() for m in made)
+    # A folder that cannot be made is an error, not a hunt for a free name.
+    (tmp_path / "a-file").write_text("")
+    r = subprocess.run(["bash", "-c", 'source "$1/lab/lib.sh"; unique_folder "$2/x"',
+                        "_", str(LAB_ROOT), str(tmp_path / "a-file")],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "cannot create" in r.stderr, r.stderr
