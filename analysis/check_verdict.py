@@ -211,8 +211,13 @@ def judge_set(out):
     # What the lab's module said of the guest, from the first check that ran.
     meta = next((r["details"]["meta"] for r in results
                  if (r.get("details") or {}).get("meta")), None)
-    return {"outcome": ("checks-passed" if results and all(r["ok"] for r in results)
-                        else "checks-failed"),
+    # A run stopped by Ctrl-C or SIGTERM says nothing about the design.
+    interrupted = any(json.loads(read(d / "run.json") or "{}").get("outcome")
+                      == "interrupted"
+                      for d in folders)
+    passed = results and all(r["ok"] for r in results)
+    return {"outcome": ("interrupted" if interrupted else
+                        "checks-passed" if passed else "checks-failed"),
             "verdict": property_verdicts(results),
             "meta": meta, "checks": results}
 

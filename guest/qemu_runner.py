@@ -8,10 +8,12 @@ status. A watchdog kills a hung guest; an oops, BUG, WARNING, panic, KASAN
 report or hung task on the console fails the run at once, quoted.
 """
 import argparse
+import ctypes
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -146,6 +148,23 @@ class Follower:
         return lines
 
 
+class Interrupted(Exception):
+    """SIGTERM or SIGHUP: stop QEMU, keep what arrived, say so."""
+
+
+def raise_interrupted(signum, _frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """In QEMU, before exec: SIGKILL when the runner dies, however it dies,
+    so that no guest outlives the run that started it."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def show_progress(line):
     if re.match(r"(not )?ok \d+ ", line) or line.startswith("# Totals"):
         print(f"  guest: {line}", flush=True)
@@ -159,10 +178,19 @@ def run_guest(cmd, out_dir, watchdog_s):
     start = time.monotonic()
     first_result_s = None
     failures = []
-    reason = None
+    reason = interrupted_by = None
     with open(out / "qemu.log", "wb") as qemu_log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                stdout=qemu_log, stderr=subprocess.STDOUT)
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                    stdout=qemu_log, stderr=subprocess.STDOUT,
+                                    preexec_fn=die_with_parent)
+        except OSError as e:
+            return {"outcome": "qemu-error", "interrupted_by": None,
+                    "guest_exit_status": None,
+                    "failure_lines": [f"cannot run {cmd[0]}: {e.strerror} "
+                                      "(is QEMU installed? run: make deps)"],
+                    "qemu_returncode": None, "wall_s": 0.0,
+                    "boot_to_first_result_s": None, "watchdog_s": watchdog_s}
         try:
             while proc.poll() is None:
                 time.sleep(POLL_S)
@@ -182,6 +210,12 @@ def run_guest(cmd, out_dir, watchdog_s):
                 if now > watchdog_s:
                     reason = "timeout"
                     break
+        except (KeyboardInterrupt, Interrupted) as e:
+            # Once is enough: the rest is writing down what arrived.
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_IGN)
+            reason = "interrupted"
+            interrupted_by = str(e) if isinstance(e, Interrupted) else "SIGINT"
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -193,8 +227,15 @@ def run_guest(cmd, out_dir, watchdog_s):
     for line in results.rest():
         show_progress(line)
     status_text = read_text(out / "guest-status").strip()
-    if failures:
+    if reason == "interrupted":
+        pass
+    elif failures:
         reason = "crashed"
+    elif reason is None and proc.returncode > 0:
+        # QEMU itself failed (a guest that powers off or panics ends it
+        # with 0): an option it rejects, a missing file. Its words say why.
+        reason = "qemu-error"
+        failures = read_text(out / "qemu.log").strip().splitlines()[-10:]
     elif reason is None:
         if not status_text:
             reason = "no-exit-status"
@@ -204,6 +245,7 @@ def run_guest(cmd, out_dir, watchdog_s):
             reason = "ok"
     return {
         "outcome": reason,
+        "interrupted_by": interrupted_by,
         "failure_lines": failures[:40],
         "guest_exit_status": status_text or None,
         "qemu_returncode": proc.returncode,
@@ -228,6 +270,9 @@ def describe_failure(outcome, out_dir):
         "no-exit-status": "the guest stopped without writing its exit status",
         "guest-error": "the bench module failed to load "
                        f"(exit status {outcome['guest_exit_status']})",
+        "interrupted": f"interrupted by {outcome.get('interrupted_by')}: QEMU "
+                       "stopped, what the guest sent until then is kept",
+        "qemu-error": "QEMU did not run the guest; its own words",
     }[outcome["outcome"]]
     lines = [f"mutexlab: error: {msg}; console: {Path(out_dir) / 'console.log'}"]
     lines += [f"  > {l}" for l in outcome["failure_lines"]]
@@ -290,7 +335,13 @@ def tcg_lpj(kernel, cpuinfo="/proc/cpuinfo"):
     return round(float(mhz.group(1)) * 1e6 / hz)
 
 
+# The exit status of a run that was interrupted: the shell's 128 + signal.
+INTERRUPTED_STATUS = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
+
+
 def main(argv=None):
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, raise_interrupted)
     args = parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -299,7 +350,12 @@ def main(argv=None):
         print(f"mutexlab: warning: {args.vcpus} vCPUs on {host_cpus} host CPUs:"
               " vCPUs will be preempted by the host, spinning will suffer",
               file=sys.stderr)
-    accel, accel_reason = choose_accel(args.accel, args.qemu, args.cache_dir)
+    try:
+        accel, accel_reason = choose_accel(args.accel, args.qemu, args.cache_dir)
+    except (KeyboardInterrupt, Interrupted) as e:
+        print(f"mutexlab: interrupted ({e or 'SIGINT'}) before the boot",
+              file=sys.stderr)
+        return INTERRUPTED_STATUS.get(str(e) or "SIGINT", 130)
     append = f"{BASE_APPEND} {args.append}".strip()
     if accel == "tcg":
         lpj = tcg_lpj(args.kernel)
@@ -322,7 +378,7 @@ def main(argv=None):
     (out / "run.json").write_text(json.dumps(outcome, indent=1) + "\n")
     if outcome["outcome"] != "ok":
         print(describe_failure(outcome, out), file=sys.stderr)
-        return 1
+        return INTERRUPTED_STATUS.get(outcome["interrupted_by"], 1)
     return 0
 
 

@@ -149,6 +149,8 @@ finish_result_set() {
 		parse_status=$?
 	rm -f "$OUT/initramfs.cpio"
 	write_manifest "${SETTINGS[@]}"
+	[ -z "${INTERRUPTED:-}" ] ||
+		die "interrupted (SIG$INTERRUPTED); result set kept in $OUT (outcome interrupted)"
 	if [ "$guest_status" != 0 ] || [ "$parse_status" != 0 ]; then
 		die "run of $VARIANT failed; result set kept in $OUT"
 	fi

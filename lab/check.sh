@@ -105,11 +105,15 @@ main() {
 		"$BUILD/bench-module/mutexlab.ko" "$OUT/initramfs.cpio" "${peers[@]}"
 	for check in $CHECKS; do
 		timed_step "$check" run_check "$check"
+		# Ctrl-C or SIGTERM: the checks so far are judged, no more run.
+		[ -z "${INTERRUPTED:-}" ] || break
 	done
 	rm -f "$OUT/initramfs.cpio"
 	"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" "$OUT" || verdict_status=$?
 	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
 	write_manifest "${SETTINGS[@]}"
+	[ -z "${INTERRUPTED:-}" ] ||
+		die "interrupted (SIG$INTERRUPTED) in check $check; result set kept in $OUT (outcome interrupted)"
 	case "$verdict_status" in
 	0) log "all checks passed; result set: $OUT" ;;
 	1) die "checks failed (verdict above); result set: $OUT" ;;

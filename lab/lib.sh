@@ -171,11 +171,26 @@ check_guest_settings() {
 # Usage: boot_guest BUILD_DIR INITRAMFS OUT_DIR EXPECTED_RUN_S APPEND
 # One boot of the (variant, profile) kernel in BUILD_DIR; QEMU's files go to
 # OUT_DIR. Fails when the guest crashed, hung or reported a failed load.
+# Ctrl-C, or SIGTERM (make passes it to its child), is passed to the runner,
+# which stops QEMU and writes run.json with outcome "interrupted"; then
+# boot_guest returns 128 + the signal and its caller finishes the set.
+# The runner runs in the background because bash runs a trap only once its
+# foreground child has exited, and `wait` is what a trap can interrupt.
 boot_guest() {
+	local pid status=0
+	INTERRUPTED=
+	trap 'INTERRUPTED=INT; kill -TERM "$pid" 2>/dev/null || :' INT
+	trap 'INTERRUPTED=TERM; kill -TERM "$pid" 2>/dev/null || :' TERM
 	"$PYTHON" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$1/arch/x86/boot/bzImage" \
 		--initrd "$2" --out "$3" --vcpus "$VCPUS" --mem-mb "$MEM_MB" \
 		--accel "$ACCEL" --expected-run-s "$4" --cache-dir "$LAB_CACHE" \
-		--append "$5"
+		--append "$5" &
+	pid=$!
+	# A trapped signal ends `wait` early: wait until the runner is done.
+	until wait "$pid"; status=$?; ! kill -0 "$pid" 2>/dev/null; do :; done
+	trap - INT TERM
+	[ -z "$INTERRUPTED" ] || return "$(($(kill -l "$INTERRUPTED") + 128))"
+	return "$status"
 }
 
 # The steps every job starts with: dependencies, the variant's tree, its

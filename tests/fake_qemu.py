@@ -27,6 +27,13 @@ def write(path, text):
 def main():
     paths = chardev_paths(sys.argv[1:])
     scenario = os.environ["FAKE_QEMU_SCENARIO"]
+    if os.environ.get("FAKE_QEMU_PIDFILE"):
+        write(os.environ["FAKE_QEMU_PIDFILE"], f"{os.getpid()}\n")
+    if scenario == "bad-option":
+        # As QEMU 7.2 rejects an option: a line on stderr, exit status 1.
+        print("qemu-system-x86_64: -accel tcg,thread=multi: invalid accelerator",
+              file=sys.stderr)
+        return 1
     write(paths["console"], "Linux version 6.1.0 (fake)\nmutexlab-init: start\n")
     write(paths["results"], "KTAP version 1\n1..1\n")
     if scenario == "ok":

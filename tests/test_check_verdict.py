@@ -153,3 +153,13 @@ def test_free_safe_without_a_window_is_weak(check_set):
             '"release_window_ns":100000', '"release_window_ns":0')
     verdict = judge_set(check_set)
     assert verdict["verdict"]["free_safe"].startswith("yes, but without a release window")
+
+
+def test_an_interrupted_check_makes_the_set_interrupted_not_failed(check_set):
+    """Ctrl-C or SIGTERM says nothing about the design."""
+    shutil.rmtree(check_set / "free_article")
+    run = check_set / "ww_mutex" / "run.json"
+    data = json.loads(run.read_text())
+    data.update(outcome="interrupted", interrupted_by="SIGTERM")
+    run.write_text(json.dumps(data))
+    assert judge_set(check_set)["outcome"] == "interrupted"

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The QEMU runner: failure detection, watchdog, exit status, command line."""
 import json
+import signal
+import subprocess
+import time
 import os
 from pathlib import Path
 
@@ -141,3 +144,107 @@ def test_tcg_guests_get_the_host_tsc_as_delay_loop_preset(tmp_path):
     cpuinfo.write_text("cpu MHz\t\t: 2096.026\nflags\t\t: fpu tsc\n")
     assert qemu_runner.tcg_lpj(boot / "bzImage", cpuinfo) is None
     assert qemu_runner.tcg_lpj(tmp_path / "nowhere" / "bzImage", cpuinfo) is None
+
+
+def start_runner(tmp_path, scenario, qemu=FAKE_QEMU, via_shell=False):
+    """The runner (or lib.sh's boot_guest) on the fake QEMU, in the
+    background; returns (process, the fake QEMU's pid file)."""
+    pidfile = tmp_path / "qemu.pid"
+    env = dict(os.environ, FAKE_QEMU_SCENARIO=scenario,
+               FAKE_QEMU_PIDFILE=str(pidfile), ACCEL="tcg", VCPUS="2",
+               MEM_MB="256", LAB_CACHE=str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    if via_shell:
+        # boot_guest runs qemu-system-x86_64 from PATH: the fake one.
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "qemu-system-x86_64").symlink_to(qemu)
+        env["PATH"] = f"{bin_dir}:{env['PATH']}"
+        cmd = ["bash", "-c", 'set -euo pipefail; source "$1/lab/lib.sh"; '
+               'status=0; boot_guest "$2" "$2/initrd" "$3" 5 "" || status=$?; '
+               'echo "status=$status interrupted=$INTERRUPTED"',
+               "_", str(LAB_ROOT), str(tmp_path), str(out)]
+    else:
+        cmd = ["/usr/bin/python3", str(LAB_ROOT / "guest" / "qemu_runner.py"),
+               "--kernel", str(tmp_path / "bzImage"), "--initrd", str(tmp_path / "initrd"),
+               "--out", str(out), "--accel", "tcg", "--expected-run-s", "5",
+               "--cache-dir", str(tmp_path / "cache"), "--qemu", str(qemu)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    return proc, pidfile
+
+
+def wait_for(predicate, seconds=20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purpose; only its parent has not reaped it.
+    return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                         (signal.SIGHUP, 129)])
+def test_a_signal_to_the_runner_stops_qemu_and_keeps_the_run(tmp_path, sig, status):
+    proc, pidfile = start_runner(tmp_path, "hang")
+    assert wait_for(pidfile.exists), proc.communicate(timeout=10)
+    qemu_pid = int(pidfile.read_text())
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == status, err
+    assert f"interrupted by {sig.name}" in err
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["outcome"] == "interrupted" and run["interrupted_by"] == sig.name
+    assert "KTAP version 1" in (tmp_path / "out" / "results.raw").read_text()
+    assert wait_for(lambda: not alive(qemu_pid)), "QEMU outlived the runner"
+
+
+def test_qemu_dies_with_a_runner_that_is_killed(tmp_path):
+    """SIGKILL leaves the runner no say: QEMU's parent-death signal ends it."""
+    proc, pidfile = start_runner(tmp_path, "hang")
+    assert wait_for(pidfile.exists)
+    qemu_pid = int(pidfile.read_text())
+    proc.kill()
+    proc.communicate(timeout=10)
+    assert wait_for(lambda: not alive(qemu_pid)), "QEMU orphaned"
+
+
+@pytest.mark.parametrize("sig, name", [(signal.SIGTERM, "TERM"), (signal.SIGINT, "INT")])
+def test_a_signal_to_the_lab_script_reaches_the_runner(tmp_path, sig, name):
+    """make passes SIGTERM to its child script; Ctrl-C reaches the script.
+    boot_guest passes it on, the runner writes run.json, and the script
+    carries on to finish the set, told why."""
+    proc, pidfile = start_runner(tmp_path, "hang", via_shell=True)
+    assert wait_for(pidfile.exists), proc.communicate(timeout=10)
+    qemu_pid = int(pidfile.read_text())
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert f"status={128 + sig} interrupted={name}" in out, (out, err)
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["outcome"] == "interrupted"
+    assert wait_for(lambda: not alive(qemu_pid))
+
+
+def test_qemu_missing_is_named_with_the_fix(tmp_path):
+    proc, _ = start_runner(tmp_path, "ok", qemu=str(tmp_path / "no-such-qemu"))
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1
+    assert "cannot run" in err and "no-such-qemu" in err and "make deps" in err
+    assert "Traceback" not in err
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["outcome"] == "qemu-error"
+
+
+def test_qemu_rejecting_an_option_is_quoted(tmp_path, monkeypatch):
+    outcome = fake_run(tmp_path, monkeypatch, "bad-option")
+    assert outcome["outcome"] == "qemu-error"
+    assert any("invalid accelerator" in l for l in outcome["failure_lines"])
+    message = qemu_runner.describe_failure(outcome, tmp_path)
+    assert "QEMU did not run the guest" in message and "invalid accelerator" in message
