@@ -63,19 +63,16 @@ SETTINGS=(VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS
 	RELEASE_WINDOW_NS GUEST_APPEND)
 
 check_settings() {
-	local name value
+	local value
 	[[ "$RELEASE_WINDOW_NS" =~ ^[0-9]+$ ]] ||
 		die "RELEASE_WINDOW_NS must be a count of nanoseconds, got '$RELEASE_WINDOW_NS'"
 	if [ "$RELEASE_WINDOW_NS" != 0 ] && ! uses_common_series "$VARIANT"; then
 		die "variant $VARIANT has no release window (it does not build on variants/common)"
 	fi
 	check_guest_settings
-	for name in DURATION_MS WARMUP_MS REPS; do
-		value=${!name}
-		if ! [[ "$value" =~ ^[0-9]+$ ]] || [ "$value" -eq 0 ]; then
-			die "$name must be a positive integer, got '$value'"
-		fi
-	done
+	require_count DURATION_MS 1 3600000 "one hour per point"
+	require_count WARMUP_MS 1 3600000
+	require_count REPS 1 1000
 	[[ "$CS_LOOPS" =~ ^[1-9][0-9]*(,[1-9][0-9]*){0,7}$ ]] ||
 		die "CS_LOOPS must be up to 8 comma-separated positive integers, got '$CS_LOOPS'"
 	[[ "$THINK_LOOPS" =~ ^[0-9]+(,[0-9]+){0,7}$ ]] ||
@@ -89,8 +86,24 @@ check_settings() {
 		die "LATENCY_EVERY must be 0 or a positive integer, got '$LATENCY_EVERY'"
 	[[ "$WORKLOADS" =~ ^[a-z_]+(,[a-z_]+)*$ ]] ||
 		die "WORKLOADS must be a comma-separated list of names, got '$WORKLOADS'"
-	[[ -z "$THREADS" || "$THREADS" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
-		die "THREADS must be a comma-separated list of counts, got '$THREADS'"
+	local known
+	known=$(module_workloads)
+	for value in ${WORKLOADS//,/ }; do
+		[[ " ${known//$'\n'/ } " == *" $value "* ]] ||
+			die "WORKLOADS: unknown workload '$value'; the module has: ${known//$'\n'/ }"
+	done
+	# The module's limits: 1..1024 threads, 64 thread counts.
+	[[ -z "$THREADS" || "$THREADS" =~ ^[0-9]{1,4}(,[0-9]{1,4}){0,63}$ ]] ||
+		die "THREADS must be up to 64 comma-separated counts, got '$THREADS'"
+	for value in ${THREADS//,/ }; do
+		((10#$value >= 1 && 10#$value <= 1024)) ||
+			die "THREADS: $value is not a thread count from 1 to 1024"
+	done
+}
+
+# The workload names of the bench module's table (bench-module/bench.c).
+module_workloads() {
+	sed -n 's/^[[:space:]]*{ \.name = "\([a-z_]*\)".*/\1/p' "$LAB_ROOT/bench-module/bench.c"
 }
 
 # Points per repetition: contended one per thread count and setting,

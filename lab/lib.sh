@@ -18,6 +18,8 @@ PRISTINE_TAG=pristine
 VCPUS=${VCPUS:-$(nproc)}
 MEM_MB=${MEM_MB:-1024}
 ACCEL=${ACCEL:-auto}
+# Parallel compile jobs of the kernel build.
+JOBS=${JOBS:-$(nproc)}
 PYTHON=/usr/bin/python3
 
 log() { printf '[mutexlab %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -157,14 +159,21 @@ timed_step() {
 	return "$status"
 }
 
+# Usage: require_count NAME MIN MAX [WHY]
+# NAME's value is an integer in MIN..MAX (checked as text first, so that a
+# huge number is refused rather than overflowed).
+require_count() {
+	local name=$1 min=$2 max=$3 value=${!1}
+	[[ "$value" =~ ^[0-9]{1,9}$ ]] && ((10#$value >= min && 10#$value <= max)) ||
+		die "$name must be an integer from $min to $max${4:+ ($4)}, got '$value'"
+}
+
+# The guest's and the build's settings, for every job that boots or builds:
+# checked before any tree or build, where a bad value would fail minutes later.
 check_guest_settings() {
-	local name value
-	for name in VCPUS MEM_MB; do
-		value=${!name}
-		if ! [[ "$value" =~ ^[0-9]+$ ]] || [ "$value" -eq 0 ]; then
-			die "$name must be a positive integer, got '$value'"
-		fi
-	done
+	require_count VCPUS 1 255 "QEMU's pc machine"
+	require_count MEM_MB 128 1048576 "a guest with the lab's initramfs needs 128 MB"
+	require_count JOBS 1 4096
 	case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL must be auto, kvm or tcg" ;; esac
 }
 

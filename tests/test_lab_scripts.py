@@ -20,7 +20,14 @@ def test_bad_settings_are_refused(tmp_path):
                            ("SHARDS", "48"), ("PLOTS", "yes"),
                            ("CS_LOOPS", "16,0"), ("CS_LOOPS", "1,2,3,4,5,6,7,8,9"),
                            ("THINK_LOOPS", "0,,1"), ("PIN", "0,1,0"),
-                           ("CROSSCHECK", "yes")):
+                           ("CROSSCHECK", "yes"),
+                           # Each of these used to pass, failing only after
+                           # tree, build and boot.
+                           ("THREADS", "0"), ("THREADS", "5000"),
+                           ("VCPUS", "1000"), ("WORKLOADS", "bogus"),
+                           ("WORKLOADS", "contended,nope"),
+                           ("DURATION_MS", "99999999999"), ("JOBS", "abc"),
+                           ("JOBS", "0"), ("MEM_MB", "1"), ("REPS", "100000")):
         r = run_make("bench", tmp_path, **{setting: value})
         assert r.returncode != 0, setting
         assert setting in r.stderr, r.stderr
