@@ -29,6 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from fairness import jain_index  # noqa: E402
 from regress import COMPARABLE, settings  # noqa: E402
 from results import fmt, series_of  # noqa: E402
+from sets import BadSet, is_complete, load_bench_set, newest_set, read_json  # noqa: E402
 import stats  # noqa: E402
 
 WAYS = ("fast path", "optimistic spin", "slow path, no spin", "handoff")
@@ -40,17 +41,16 @@ class MixedSettings(Exception):
 
 def settings_of(path):
     """What must match for repetitions of two sets to be pooled."""
-    return settings(json.loads((Path(path) / "manifest.json").read_text()))
+    return settings(read_json(Path(path) / "manifest.json"))
 
 
 def newest_alike(results_dir, variant, like):
-    """The newest bench set of variant measured like the set `like`."""
+    """The newest complete bench set of variant measured like the set
+    `like`."""
     want = settings_of(like)
-    for path in sorted((Path(results_dir) / variant).glob("[0-9]*"), reverse=True):
-        if (path / "results.json").is_file() and (path / "manifest.json").is_file() \
-                and settings_of(path) == want and path.resolve() != Path(like).resolve():
-            return path
-    return None
+    return newest_set(results_dir, variant, lambda path: (
+        is_complete(path) and settings_of(path) == want
+        and path.resolve() != Path(like).resolve()))
 
 
 def load_sets(paths):
@@ -58,15 +58,14 @@ def load_sets(paths):
     variants = {}
     seen = {}
     for path in map(Path, paths):
-        manifest = json.loads((path / "manifest.json").read_text())
-        measured = settings_of(path)
+        results, manifest = load_bench_set(path)
+        measured = settings(manifest)
         seen.setdefault(json.dumps(measured, sort_keys=True), []).append(str(path))
         if len(seen) > 1:
             raise MixedSettings("sets measured with different settings ("
                                 + ", ".join(COMPARABLE) + "): "
                                 + "; ".join(f"{k}: {' '.join(v)}"
                                             for k, v in seen.items()))
-        results = json.loads((path / "results.json").read_text())
         entry = variants.setdefault(manifest["variant"],
                                     {"points": [], "manifests": [], "loop_ps": []})
         entry["points"] += results["points"]
@@ -452,6 +451,9 @@ def main(argv):
         print(compare(args.out_dir, args.sets, args.baseline, args.checks_dir))
     except MixedSettings as e:
         print(f"compare: {e}; compare them separately", file=sys.stderr)
+        return 2
+    except BadSet as e:
+        print(f"compare: {e}", file=sys.stderr)
         return 2
     return 0
 

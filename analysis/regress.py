@@ -24,6 +24,7 @@ from pathlib import Path
 
 import stats
 from results import series_of
+from sets import BadSet, is_complete, load_bench_set, newest_set
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
 MIN_REPS = 5
@@ -42,22 +43,25 @@ class InputError(Exception):
 
 
 def resolve(spec, results_dir):
-    """A result set folder, or the newest set of a variant."""
+    """A result set folder, or the newest complete set of a variant."""
     path = Path(spec)
-    if (path / "results.json").is_file():
+    if (path / "results.json").exists() or (path / "manifest.json").exists():
+        if not is_complete(path):
+            raise InputError(f"{spec}: not a complete result set (crashed, "
+                             "interrupted or truncated; see its manifest)")
         return path
-    variant_dir = Path(results_dir) / spec
-    sets = sorted(p for p in variant_dir.glob("*") if (p / "results.json").is_file())
-    if not sets:
+    newest = newest_set(results_dir, spec)
+    if newest is None:
         raise InputError(f"{spec}: neither a result set nor a variant with "
-                         f"result sets in {results_dir}")
-    return sets[-1]
+                         f"complete result sets in {results_dir}")
+    return newest
 
 
 def load(path):
-    results = json.loads((path / "results.json").read_text())
-    manifest_file = path / "manifest.json"
-    manifest = json.loads(manifest_file.read_text()) if manifest_file.is_file() else {}
+    try:
+        results, manifest = load_bench_set(path)
+    except BadSet as e:
+        raise InputError(str(e)) from None
     return results["points"], manifest
 
 

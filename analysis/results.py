@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fairness import jain_index, max_min_ratio, starved  # noqa: E402
 from latency import percentiles  # noqa: E402
+from sets import write_atomic  # noqa: E402
 
 KTAP_RESULT = re.compile(
     r"^(?P<ok>ok|not ok) (?P<number>\d+)(?: - (?P<name>[^#]*?))?\s*"
@@ -212,7 +213,12 @@ def main(argv):
     vcpus = int(argv[3]) if len(argv) == 4 else None
     parsed = parse_raw(Path(argv[1]).read_text(errors="replace"), vcpus)
     parsed["summary"] = summarise(parsed["points"])
-    Path(argv[2]).write_text(json.dumps(parsed, indent=1) + "\n")
+    try:
+        write_atomic(argv[2], json.dumps(parsed, indent=1) + "\n")
+    except OSError as e:
+        print(f"mutexlab: error: cannot write {argv[2]}: {e.strerror}"
+              " (is the disk full?)", file=sys.stderr)
+        return 2
     print(format_summary(parsed["summary"]))
     for problem in parsed["problems"]:
         print(f"mutexlab: result problem: {problem}", file=sys.stderr)

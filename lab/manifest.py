@@ -17,6 +17,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis"))
+from sets import write_atomic  # noqa: E402
+
 REQUIRED_KEYS = (
     "variant", "profile", "outcome", "series", "series_sha256",
     "config_fragments", "kernel_config_sha256", "guest_uname",
@@ -176,8 +179,13 @@ def main(argv=None):
     params = vars(args)
     params["parameters"] = dict(p.split("=", 1) for p in args.param)
     manifest = build_manifest(args.result_dir, params)
-    (args.result_dir / "manifest.json").write_text(
-        json.dumps(manifest, indent=1) + "\n")
+    try:
+        write_atomic(args.result_dir / "manifest.json",
+                     json.dumps(manifest, indent=1) + "\n")
+    except OSError as e:
+        print(f"mutexlab: error: cannot write {args.result_dir / 'manifest.json'}:"
+              f" {e.strerror} (is the disk full?)", file=sys.stderr)
+        return 2
     return 0
 
 

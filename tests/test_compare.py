@@ -26,7 +26,8 @@ def write_set(root, variant, stamp, scale, sizeof, cs_loops="50"):
                for t in (1, 2, 4) for r in range(5)]
     (path / "results.json").write_text(json.dumps({"points": points}))
     (path / "manifest.json").write_text(json.dumps(
-        {"variant": variant, "accel": "tcg", "vcpus": 2, "sizeof_mutex": sizeof,
+        {"variant": variant, "outcome": "ok", "accel": "tcg", "vcpus": 2,
+         "sizeof_mutex": sizeof,
          "parameters": {"cs_loops": cs_loops},
          "mutex_text_bytes": 5000, "host": {"cpu_model": "test", "cpus": 2}}))
     return path
@@ -144,3 +145,11 @@ def test_no_model_set_says_not_verified(tmp_path):
     sets = [write_set(tmp_path, "owner-field", "1", 1.0, 32)]
     report = compare.compare(tmp_path / "out", sets, checks_dir=tmp_path).read_text()
     assert "| not verified |" in report
+
+
+def test_a_truncated_set_is_named_not_a_traceback(tmp_path, capsys):
+    good = write_set(tmp_path, "owner-field", "1", 1.0, 32)
+    bad = write_set(tmp_path, "tri-state", "1", 1.0, 24)
+    (bad / "manifest.json").write_text('{"variant": "tri')
+    assert compare.main(["compare", str(tmp_path / "out"), str(good), str(bad)]) == 2
+    assert "manifest.json is unreadable or truncated" in capsys.readouterr().err

@@ -48,7 +48,7 @@ def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50,
                            "latency_ns": {"p50": 1024, "p99": p99}})
     (path / "results.json").write_text(json.dumps({"points": points}))
     (path / "manifest.json").write_text(json.dumps(
-        {"vcpus": 2, "accel": "tcg",
+        {"outcome": "ok", "vcpus": 2, "accel": "tcg",
          "parameters": {"cs_loops": str(cs_loops),
                         "duration_ms": str(duration_ms)}}))
     return path
@@ -158,3 +158,28 @@ def test_several_sets_per_side_pool_their_repetitions(tmp_path):
     mixed = write_set(tmp_path, "a", "3", {2: 2e6}, cs_loops=1200)
     with pytest.raises(regress.InputError, match="different settings"):
         regress.regress(f"{base[0]},{mixed}", str(new[0]), tmp_path)
+
+
+def test_a_truncated_set_is_bad_input_not_a_regression(tmp_path, capsys):
+    """It used to end in a traceback, whose exit status 1 means
+    'regression'."""
+    base = write_set(tmp_path, "a", "1", {1: 1e6})
+    new = write_set(tmp_path, "b", "1", {1: 1e6})
+    (new / "results.json").write_text('{"points": [{"workload": "cont')
+    assert regress.main(["regress", str(base), str(new)]) == 2
+    assert "truncated" in capsys.readouterr().err
+    (new / "results.json").write_text("")
+    assert regress.main(["regress", str(base), str(new)]) == 2
+
+
+def test_the_newest_set_of_a_variant_is_the_newest_complete_one(tmp_path):
+    """A crashed or interrupted run is kept, but not compared."""
+    good = write_set(tmp_path, "a", "20261201T000000Z-vm", {1: 1e6})
+    crashed = write_set(tmp_path, "a", "20261202T000000Z-vm", {1: 0.5e6})
+    manifest = json.loads((crashed / "manifest.json").read_text())
+    (crashed / "manifest.json").write_text(json.dumps({**manifest, "outcome": "crashed"}))
+    truncated = write_set(tmp_path, "a", "20261203T000000Z-vm", {1: 0.5e6})
+    (truncated / "results.json").write_text("")
+    assert regress.resolve("a", tmp_path) == good
+    with pytest.raises(regress.InputError, match="not a complete result set"):
+        regress.resolve(str(crashed), tmp_path)

@@ -1,6 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Parsing the results channel (fixture: a real run's results.raw)."""
+import os
+import subprocess
+
+import pytest
+
 import results
+from conftest import LAB_ROOT
 
 RAW = "results-ok.raw"
 
@@ -192,3 +198,30 @@ def test_oversubscribed_points_are_expected_at_twice_the_vcpus():
     assert any("oversubscribed/C16/W0/unpinned 6 threads: 0 of 2" in p
                for p in check_points(points, expected_series(
                    params, [], ["oversubscribed"], 3), 2))
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs (root only: mount)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+            capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_full_disk_leaves_no_half_written_results(tiny_disk, fixture_text):
+    """A full disk used to leave a 0-byte results.json that later crashed
+    make regress."""
+    raw = tiny_disk / "results.raw"
+    raw.write_text(fixture_text("results-ok.raw"))
+    (tiny_disk / "filler").write_bytes(b"\0" * (64 * 1024 - raw.stat().st_size - 4096))
+    status = subprocess.run(["/usr/bin/python3", str(LAB_ROOT / "analysis" / "results.py"),
+                             str(raw), str(tiny_disk / "results.json"), "2"],
+                            capture_output=True, text=True, timeout=60)
+    assert status.returncode == 2, status.stderr
+    assert "is the disk full?" in status.stderr
+    assert sorted(p.name for p in tiny_disk.iterdir()) == ["filler", "results.raw"]
