@@ -9,6 +9,7 @@ report or hung task on the console fails the run at once, quoted.
 """
 import argparse
 import ctypes
+import hashlib
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,10 +92,69 @@ def probe_kvm(qemu, cache_dir):
     return usable, reason
 
 
-def choose_accel(requested, qemu, cache_dir):
+# The lab's kernel prints "Linux version" within about a second under KVM;
+# some hosts run the boot sector above under KVM but never a Linux kernel.
+KVM_KERNEL_PROBE_S = 20.0
+KVM_KERNEL_FIRST_LINE = b"Linux version"
+
+
+def probe_kvm_kernel(qemu, kernel, initrd, cache_dir, limit_s=None):
+    """Return (usable, reason): whether this kernel reaches its first
+    console line under KVM within limit_s (KVM_KERNEL_PROBE_S). Cached per
+    host boot and kernel: only a real boot of the lab's own kernel proves
+    KVM."""
+    limit_s = limit_s or KVM_KERNEL_PROBE_S
+    boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    kernel_sha = hashlib.sha256(Path(kernel).read_bytes()).hexdigest()
+    cache = Path(cache_dir) / "kvm-kernel-probe.json"
+    try:
+        cached = json.loads(cache.read_text())
+        if (cached.get("boot_id"), cached.get("kernel_sha256")) == (boot_id, kernel_sha):
+            return cached["usable"], cached["reason"] + " (cached this boot)"
+    except (OSError, ValueError, KeyError):
+        pass
+    with tempfile.TemporaryDirectory(prefix="mutexlab-kvm-") as tmp:
+        console = Path(tmp) / "console.log"
+        cmd = [qemu, "-accel", "kvm", "-cpu", "host", "-machine", "pc",
+               "-smp", "1", "-m", "256", "-nodefaults", "-display", "none",
+               "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd),
+               "-append", "console=ttyS0 earlyprintk=serial panic=-1",
+               "-chardev", f"file,id=console,path={console}",
+               "-serial", "chardev:console"]
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                                preexec_fn=die_with_parent)
+        try:
+            while time.monotonic() - start < limit_s and proc.poll() is None:
+                if console.exists() and KVM_KERNEL_FIRST_LINE in console.read_bytes():
+                    break
+                time.sleep(POLL_S)
+            seen = console.exists() and KVM_KERNEL_FIRST_LINE in console.read_bytes()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    took = time.monotonic() - start
+    usable = bool(seen)
+    reason = (f"the kernel printed its first line under KVM in {took:.1f}s" if usable
+              else f"the kernel printed nothing under KVM in {took:.0f}s "
+                   f"(QEMU exit {proc.returncode}), though a boot sector ran")
+    cache.write_text(json.dumps({"boot_id": boot_id, "kernel_sha256": kernel_sha,
+                                 "usable": usable, "reason": reason}))
+    return usable, reason
+
+
+def choose_accel(requested, qemu, cache_dir, kernel, initrd):
+    """KVM only when a boot sector runs under it and then the lab's own
+    kernel prints its first console line under it; TCG otherwise, with the
+    reason."""
     if requested == "tcg":
         return "tcg", "requested"
     usable, reason = probe_kvm(qemu, cache_dir)
+    if usable:
+        usable, reason = probe_kvm_kernel(qemu, kernel, initrd, cache_dir)
     if requested == "kvm" and not usable:
         sys.exit(f"mutexlab: error: ACCEL=kvm requested but {reason}")
     return ("kvm" if usable else "tcg"), reason
@@ -340,9 +401,16 @@ INTERRUPTED_STATUS = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
 
 
 def main(argv=None):
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, raise_interrupted)
-    args = parse_args(argv)
+    previous = {sig: signal.signal(sig, raise_interrupted)
+                for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return run(parse_args(argv))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def run(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     host_cpus = os.cpu_count()
@@ -351,7 +419,8 @@ def main(argv=None):
               " vCPUs will be preempted by the host, spinning will suffer",
               file=sys.stderr)
     try:
-        accel, accel_reason = choose_accel(args.accel, args.qemu, args.cache_dir)
+        accel, accel_reason = choose_accel(args.accel, args.qemu, args.cache_dir,
+                                           args.kernel, args.initrd)
     except (KeyboardInterrupt, Interrupted) as e:
         print(f"mutexlab: interrupted ({e or 'SIGINT'}) before the boot",
               file=sys.stderr)

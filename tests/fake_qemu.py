@@ -24,9 +24,26 @@ def write(path, text):
         f.write(text)
 
 
+def kvm_probe(argv, scenario):
+    """The runner's KVM probes: a boot sector (floppy) that exits 99 through
+    isa-debug-exit; then the lab's kernel, which prints its first line, or,
+    on a half-working /dev/kvm, nothing at all."""
+    if any(a.startswith("format=raw") for a in argv):
+        return 99
+    if scenario == "kvm-kernel-silent":
+        time.sleep(3600)
+    write(chardev_paths(argv)["console"], "Linux version 6.1.0 (fake)\n")
+    time.sleep(3600)
+    return 0
+
+
 def main():
+    if "kvm" in sys.argv[1:3]:
+        return kvm_probe(sys.argv[1:], os.environ["FAKE_QEMU_SCENARIO"])
     paths = chardev_paths(sys.argv[1:])
     scenario = os.environ["FAKE_QEMU_SCENARIO"]
+    if scenario.startswith("kvm-"):  # the probes' scenarios: a clean guest
+        scenario = "ok"
     if os.environ.get("FAKE_QEMU_PIDFILE"):
         write(os.environ["FAKE_QEMU_PIDFILE"], f"{os.getpid()}\n")
     if scenario == "bad-option":

@@ -248,3 +248,46 @@ def test_qemu_rejecting_an_option_is_quoted(tmp_path, monkeypatch):
     assert any("invalid accelerator" in l for l in outcome["failure_lines"])
     message = qemu_runner.describe_failure(outcome, tmp_path)
     assert "QEMU did not run the guest" in message and "invalid accelerator" in message
+
+
+needs_kvm_node = pytest.mark.skipif(not os.access("/dev/kvm", os.R_OK | os.W_OK),
+                                    reason="no /dev/kvm: the probes stop at its absence")
+
+
+@needs_kvm_node
+def test_kvm_that_runs_a_boot_sector_but_not_linux_means_tcg(tmp_path, monkeypatch):
+    """Some hosts run the probe's boot sector under KVM while a Linux kernel
+    prints nothing there for ever: every boot then hung to the watchdog."""
+    monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-kernel-silent")
+    monkeypatch.setattr(qemu_runner, "KVM_KERNEL_PROBE_S", 1.0)
+    kernel = tmp_path / "bzImage"
+    kernel.write_bytes(b"kernel one")
+    accel, reason = qemu_runner.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
+    assert accel == "tcg" and "printed nothing under KVM" in reason
+    # Cached for this boot and kernel; a new kernel is probed again.
+    assert "cached this boot" in qemu_runner.choose_accel(
+        "auto", FAKE_QEMU, tmp_path, kernel, "initrd")[1]
+    kernel.write_bytes(b"kernel two")
+    monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-ok")
+    accel, reason = qemu_runner.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
+    assert accel == "kvm" and "first line under KVM" in reason
+    with pytest.raises(SystemExit, match="ACCEL=kvm requested but"):
+        monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-kernel-silent")
+        kernel.write_bytes(b"kernel three")
+        qemu_runner.choose_accel("kvm", FAKE_QEMU, tmp_path, kernel, "initrd")
+
+
+@needs_kvm_node
+def test_a_run_on_half_working_kvm_completes_under_tcg_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setattr(qemu_runner, "KVM_KERNEL_PROBE_S", 1.0)
+    monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-kernel-silent")
+    (tmp_path / "bzImage").write_bytes(b"kernel")
+    status = qemu_runner.main([
+        "--kernel", str(tmp_path / "bzImage"), "--initrd", str(tmp_path / "initrd"),
+        "--out", str(tmp_path / "out"), "--accel", "auto", "--expected-run-s", "5",
+        "--cache-dir", str(tmp_path / "cache"), "--qemu", FAKE_QEMU])
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert status == 0 and run["outcome"] == "ok"
+    assert run["accel"] == "tcg" and "printed nothing under KVM" in run["accel_reason"]
+    assert "-accel" in (tmp_path / "out" / "qemu-cmd.sh").read_text()
+    assert "tcg,thread=multi" in (tmp_path / "out" / "qemu-cmd.sh").read_text()
