@@ -213,8 +213,17 @@ class Interrupted(Exception):
     """SIGTERM or SIGHUP: stop QEMU, keep what arrived, say so."""
 
 
-def raise_interrupted(signum, _frame):
-    raise Interrupted(signal.Signals(signum).name)
+# The signals that asked this run to stop, in order; while QEMU runs, one
+# also raises Interrupted. After that they are only written down, so that
+# nothing cuts short the writing of what arrived.
+INTERRUPTIONS = []
+RAISE_ON_SIGNAL = [True]
+
+
+def on_signal(signum, _frame):
+    INTERRUPTIONS.append(signal.Signals(signum).name)
+    if RAISE_ON_SIGNAL[0]:
+        raise Interrupted(INTERRUPTIONS[-1])
 
 
 PR_SET_PDEATHSIG = 1
@@ -240,11 +249,15 @@ def run_guest(cmd, out_dir, watchdog_s):
     first_result_s = None
     failures = []
     reason = interrupted_by = None
+    RAISE_ON_SIGNAL[0] = True
     with open(out / "qemu.log", "wb") as qemu_log:
         try:
+            # A session of its own: Ctrl-C reaches the runner, which stops
+            # QEMU and writes down the run, not QEMU behind its back.
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                     stdout=qemu_log, stderr=subprocess.STDOUT,
-                                    preexec_fn=die_with_parent)
+                                    preexec_fn=die_with_parent,
+                                    start_new_session=True)
         except OSError as e:
             return {"outcome": "qemu-error", "interrupted_by": None,
                     "guest_exit_status": None,
@@ -272,12 +285,10 @@ def run_guest(cmd, out_dir, watchdog_s):
                     reason = "timeout"
                     break
         except (KeyboardInterrupt, Interrupted) as e:
-            # Once is enough: the rest is writing down what arrived.
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                signal.signal(sig, signal.SIG_IGN)
             reason = "interrupted"
             interrupted_by = str(e) if isinstance(e, Interrupted) else "SIGINT"
         finally:
+            RAISE_ON_SIGNAL[0] = False  # once is enough
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
@@ -288,6 +299,9 @@ def run_guest(cmd, out_dir, watchdog_s):
     for line in results.rest():
         show_progress(line)
     status_text = read_text(out / "guest-status").strip()
+    if reason is None and INTERRUPTIONS and not status_text:
+        # QEMU ended just before the signal reached us (or by it).
+        reason, interrupted_by = "interrupted", INTERRUPTIONS[0]
     if reason == "interrupted":
         pass
     elif failures:
@@ -401,7 +415,7 @@ INTERRUPTED_STATUS = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
 
 
 def main(argv=None):
-    previous = {sig: signal.signal(sig, raise_interrupted)
+    previous = {sig: signal.signal(sig, on_signal)
                 for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return run(parse_args(argv))
