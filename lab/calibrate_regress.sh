@@ -19,13 +19,21 @@ RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export RESULTS_DIR PLOTS=0 CROSSCHECK=0
 
 newest_set() {
-	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' | sort | tail -n 1
+	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' 2>/dev/null |
+		sort | tail -n 1
 }
 
+# Prints the new set of one run. Called in $(...), which does not inherit
+# errexit: a failed run must say so itself, or an older set would be
+# counted in its place.
 run_one() {
-	local variant=$1 dir=$2
-	VARIANT=$variant VARIANTS_DIR=$dir "$LAB_ROOT/lab/bench.sh" >&2
-	newest_set "$variant"
+	local variant=$1 dir=$2 before after
+	before=$(newest_set "$variant")
+	VARIANT=$variant VARIANTS_DIR=$dir "$LAB_ROOT/lab/bench.sh" >&2 ||
+		die "the $variant run failed (see above); calibration stopped, nothing counted for it"
+	after=$(newest_set "$variant")
+	[ -n "$after" ] && [ "$after" != "$before" ] || die "the $variant run made no new result set"
+	printf '%s\n' "$after"
 }
 
 main() {

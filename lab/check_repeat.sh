@@ -13,14 +13,29 @@ RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export VARIANT RESULTS_DIR
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
 
+jq_outcome() {
+	"$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("outcome", ""))' "$1"
+}
+
+newest_check_set() {
+	find "$RESULTS_DIR/$VARIANT" -mindepth 1 -maxdepth 1 -type d -name 'check-*' \
+		2>/dev/null | sort | tail -n 1
+}
+
 sets=()
 for run in $(seq 1 "$RUNS"); do
 	log "run $run/$RUNS of make check VARIANT=$VARIANT"
+	before=$(newest_check_set)
 	# A failing check is what is being counted, not an error.
 	"$LAB_ROOT/lab/check.sh" >&2 || true
-	latest=$(find "$RESULTS_DIR/$VARIANT" -mindepth 1 -maxdepth 1 -type d \
-		-name 'check-*' | sort | tail -n 1)
+	latest=$(newest_check_set)
+	# A run that failed before its checks makes no set: an older one must
+	# not be counted in its place.
+	[ -n "$latest" ] && [ "$latest" != "$before" ] ||
+		die "run $run made no check set (it failed before its checks; see above)"
 	[ -f "$latest/verdict.json" ] || die "run $run left no verdict (see above)"
+	[ "$(jq_outcome "$latest/verdict.json")" != interrupted ] ||
+		die "run $run was interrupted; its set $latest is not counted"
 	sets+=("$latest")
 done
 "$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" --tally "${sets[@]}"

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Bad input to the lab's entry points fails at once, with a clear message."""
+import os
 import subprocess
+
+import pytest
 
 from conftest import LAB_ROOT, run_make
 
@@ -102,11 +105,10 @@ def test_release_window_needs_the_common_series(tmp_path):
     assert "stock has no release window" in r.stderr
 
 
-SHELL_SCRIPTS = ["lab/bench.sh", "lab/build.sh", "lab/checkpatch.sh",
-                 "lab/deps.sh", "lab/interleave.sh", "lab/lib.sh",
-                 "lab/tree.sh", "lab/check.sh", "lab/check_repeat.sh",
-                 "guest/mkinitramfs.sh",
-                 ".ci/run"]
+# Every script of the lab: a new one cannot be left out.
+SHELL_SCRIPTS = sorted(str(p.relative_to(LAB_ROOT)) for p in
+                       [*LAB_ROOT.glob("lab/*.sh"), *LAB_ROOT.glob("guest/*.sh"),
+                        LAB_ROOT / ".ci" / "run"])
 
 
 def shellcheck(*args):
@@ -198,3 +200,34 @@ def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path):
                         "_", str(LAB_ROOT), str(tmp_path / "a-file")],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode != 0 and "cannot create" in r.stderr, r.stderr
+
+
+def test_every_script_is_shellchecked():
+    assert {"lab/calibrate_regress.sh", "lab/compare.sh", "lab/crosscheck.sh",
+            "lab/save_reference.sh", "lab/bench.sh", ".ci/run"} <= set(SHELL_SCRIPTS)
+
+
+def old_set(results, variant, name):
+    path = results / variant / name
+    path.mkdir(parents=True)
+    (path / "results.json").write_text('{"points": []}')
+    (path / "verdict.json").write_text('{"outcome": "checks-passed"}')
+    return path
+
+
+@pytest.mark.parametrize("script, settings, message", [
+    ("check_repeat.sh", {"VARIANT": "nope", "RUNS": "2"}, "made no check set"),
+    ("calibrate_regress.sh", {"BASE": "nope", "PAIRS": "2"}, "the nope run failed"),
+])
+def test_repeated_runs_that_all_fail_count_nothing(tmp_path, script, settings, message):
+    """They used to count an old set in place of each failed run, or to
+    print '0 of 20 flagged' and exit 0."""
+    results = tmp_path / "results"
+    old_set(results, "nope", "check-20260101T000000Z-vm")
+    old_set(results, "nope", "20260101T000000Z-vm")
+    env = dict(os.environ, RESULTS_DIR=str(results), **settings)
+    r = subprocess.run([str(LAB_ROOT / "lab" / script)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
+    assert "flagged" not in r.stdout and "runs" not in r.stdout
