@@ -60,9 +60,9 @@ def lab_state(lab_root, out):
     return revision, dirty, untracked.split()
 
 
-def host_info():
+def host_info(cpuinfo="/proc/cpuinfo"):
     model = "unknown"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
+    for line in Path(cpuinfo).read_text().splitlines():
         if line.startswith("model name"):
             model = line.split(":", 1)[1].strip()
             break

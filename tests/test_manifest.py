@@ -27,6 +27,11 @@ def test_text_size_of_a_missing_object_is_none(tmp_path):
     assert manifest.text_size(tmp_path / "missing.o") is None
 
 
-def test_host_info_names_the_cpu():
-    info = manifest.host_info()
-    assert info["cpus"] >= 1 and info["cpu_model"]
+def test_host_info_names_the_cpu(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+                       "model name\t: AMD EPYC 7B13\nflags\t\t: fpu\n")
+    info = manifest.host_info(cpuinfo)
+    assert info["cpu_model"] == "AMD EPYC 7B13" and info["cpus"] >= 1
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu\n")  # some arm64 hosts
+    assert manifest.host_info(cpuinfo)["cpu_model"] == "unknown"

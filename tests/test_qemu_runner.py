@@ -92,11 +92,6 @@ def test_command_is_a_list_with_separate_channels(tmp_path):
     assert kvm[kvm.index("-accel") + 1] == "kvm"
 
 
-def test_panics_end_qemu():
-    assert "panic=-1" in qemu_runner.BASE_APPEND.split()
-    assert "oops=panic" in qemu_runner.BASE_APPEND.split()
-
-
 def test_watchdog_grows_with_requested_time():
     assert qemu_runner.watchdog_seconds(100) > qemu_runner.watchdog_seconds(10)
     assert qemu_runner.watchdog_seconds(10) > 10
