@@ -11,7 +11,7 @@ export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
 	THREADS RESULTS_DIR GUEST_APPEND LAB_CACHE VARIANTS_DIR JOBS \
 	RELEASE_WINDOW_NS CHECKS CHECK_MS PEER_SECS LATENCY_EVERY WORKLOADS \
 	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON \
-	VARIANTS ROUNDS SETS PLOTS CROSSCHECK CROSSCHECK_THREADS
+	VARIANTS ROUNDS SETS PLOTS CROSSCHECK CROSSCHECK_THREADS DRY_RUN
 
 .PHONY: bench check compare regress verify test test-host deps variants checkpatch help
 
@@ -66,6 +66,7 @@ help:
 	@echo '  CS_LOOPS=16,800 THINK_LOOPS=0,160 PIN=0,1 (swept by contended) THREADS=1,2,4'
 	@echo '  LATENCY_EVERY QUICK=1 FULL=1 PLOTS=0 CROSSCHECK=0 CROSSCHECK_THREADS RESULTS_DIR'
 	@echo '  RELEASE_WINDOW_NS LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'
+	@echo '  DRY_RUN=1 (bench, check): check the settings, print the plan, build and boot nothing'
 	@echo 'Settings (check): VARIANT VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'
 	@echo '  free_amdgpu locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'
 	@echo '  (default 1000000 for the free_* checks); see lab/check.sh'

@@ -56,6 +56,8 @@ CROSSCHECK=${CROSSCHECK:-1}
 CROSSCHECK_THREADS=${CROSSCHECK_THREADS:-}
 # Extra kernel parameters, e.g. the module's test-only mutexlab.test_bug=1.
 GUEST_APPEND=${GUEST_APPEND:-}
+# DRY_RUN=1: check every setting, print the plan, build and boot nothing.
+DRY_RUN=${DRY_RUN:-0}
 
 # The settings a result set records in its manifest.
 SETTINGS=(VCPUS MEM_MB ACCEL WORKLOADS DURATION_MS WARMUP_MS REPS CS_LOOPS
@@ -80,6 +82,7 @@ check_settings() {
 	[[ "$PIN" =~ ^[01](,[01])?$ ]] || die "PIN takes 0, 1, 0,1 or 1,0, got '$PIN'"
 	[[ "$PLOTS" =~ ^[01]$ ]] || die "PLOTS takes 0 or 1, got '$PLOTS'"
 	[[ "$CROSSCHECK" =~ ^[01]$ ]] || die "CROSSCHECK takes 0 or 1, got '$CROSSCHECK'"
+	[[ "$DRY_RUN" =~ ^[01]$ ]] || die "DRY_RUN takes 0 or 1, got '$DRY_RUN'"
 	[[ "$SHARDS" =~ ^[0-9]+$ ]] && ((SHARDS > 0 && (SHARDS & (SHARDS - 1)) == 0)) ||
 		die "SHARDS must be a power of two, got '$SHARDS'"
 	[[ "$LATENCY_EVERY" =~ ^[0-9]+$ ]] ||
@@ -146,11 +149,34 @@ make_initramfs() {
 	"$LAB_ROOT/guest/mkinitramfs.sh" "$BUILD/bench-module/mutexlab.ko" "$OUT/initramfs.cpio"
 }
 
+# The guest's measuring time, s. The unlock probe takes a few ms a round;
+# 1 s covers it.
+expected_seconds() {
+	echo $(($(points_per_rep) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 2))
+}
+
 run_benchmark() {
-	local expected_s
-	# The unlock probe takes a few ms a round; 1 s covers it.
-	expected_s=$(($(points_per_rep) * REPS * (DURATION_MS + WARMUP_MS) / 1000 + 2))
-	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$OUT" "$expected_s" "$(module_append)"
+	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$OUT" "$(expected_seconds)" "$(module_append)"
+}
+
+# DRY_RUN=1: what a run would do, after every check, and nothing else.
+print_plan() {
+	local name patch
+	printf 'plan: make bench VARIANT=%s PROFILE=%s (dry run: nothing built or booted)\n' \
+		"$VARIANT" "$PROFILE"
+	printf '  series, in order:\n'
+	while IFS= read -r patch; do
+		printf '    %s\n' "${patch#"$LAB_ROOT"/}"
+	done < <(variant_patches "$VARIANT")
+	printf '  kernel: %s\n' "$(build_dir "$VARIANT" "$PROFILE")"
+	printf '  guest: %s vCPUs, %s MB, accel %s; %s points a repetition, %s s of measuring\n' \
+		"$VCPUS" "$MEM_MB" "$ACCEL" "$(points_per_rep)" "$(expected_seconds)"
+	printf '  module: %s\n' "$(module_append)"
+	printf '  result set: %s/%s/<UTC time>-%s\n' "$RESULTS_DIR" "$VARIANT" "$(hostname -s)"
+	printf '  plots: %s, cross-check boot: %s\n' "$PLOTS" "$CROSSCHECK"
+	for name in "${SETTINGS[@]}"; do
+		printf '  %s=%s\n' "$name" "${!name}"
+	done
 }
 
 
@@ -196,6 +222,10 @@ main() {
 	require_variant "$VARIANT"
 	require_path_name PROFILE "$PROFILE"
 	check_settings
+	if [ "$DRY_RUN" = 1 ]; then
+		print_plan
+		return 0
+	fi
 	STEP_TIMES_FILE=$(mktemp)
 	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
 	prepare_kernel

@@ -45,6 +45,7 @@ check_settings() {
 	[[ "$PEER_SECS" =~ ^[1-9][0-9]*$ ]] || die "PEER_SECS must be a positive integer"
 	[[ "$RELEASE_WINDOW_NS" =~ ^[0-9]+$ ]] ||
 		die "RELEASE_WINDOW_NS must be a count of nanoseconds, got '$RELEASE_WINDOW_NS'"
+	[[ "${DRY_RUN:-0}" =~ ^[01]$ ]] || die "DRY_RUN takes 0 or 1, got '$DRY_RUN'"
 }
 
 # The kernel's own suites, built as modules by the check profile.
@@ -94,6 +95,15 @@ main() {
 	local check verdict_status=0
 	require_variant "$VARIANT"
 	check_settings
+	if [ "${DRY_RUN:-0}" = 1 ]; then
+		printf 'plan: make check VARIANT=%s (dry run: nothing built or booted)\n' "$VARIANT"
+		printf '  kernel: %s (KASAN)\n' "$(build_dir "$VARIANT" "$PROFILE")"
+		for check in $CHECKS; do
+			printf '  boot %s: %s s, %s\n' "$check" "$(expected_seconds "$check")" \
+				"$(check_append "$check")"
+		done
+		return 0
+	fi
 	STEP_TIMES_FILE=$(mktemp)
 	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
 	prepare_kernel

@@ -31,7 +31,8 @@ def test_bad_settings_are_refused(tmp_path):
                            ("WORKLOADS", "contended,nope"),
                            ("DURATION_MS", "99999999999"), ("JOBS", "abc"),
                            ("JOBS", "0"), ("MEM_MB", "1"), ("REPS", "100000")):
-        r = run_make("bench", tmp_path, **{setting: value})
+        # DRY_RUN: a validator that broke would print a plan, not build.
+        r = run_make("bench", tmp_path, DRY_RUN=1, **{setting: value})
         assert r.returncode != 0, setting
         assert setting in r.stderr, r.stderr
 
@@ -41,7 +42,7 @@ def test_bad_check_settings_are_refused(tmp_path):
             ("CHECKS", "nonsense", "unknown check 'nonsense'"),
             ("CHECK_MS", "0", "CHECK_MS"), ("PEER_SECS", "x", "PEER_SECS"),
             ("RELEASE_WINDOW_NS", "-5", "RELEASE_WINDOW_NS")):
-        r = run_make("check", tmp_path, **{setting: value})
+        r = run_make("check", tmp_path, DRY_RUN=1, **{setting: value})
         assert r.returncode != 0, setting
         assert message in r.stderr, r.stderr
     assert not (tmp_path / "results").exists()
@@ -231,3 +232,18 @@ def test_repeated_runs_that_all_fail_count_nothing(tmp_path, script, settings, m
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
     assert "flagged" not in r.stdout and "runs" not in r.stdout
+
+
+@pytest.mark.parametrize("target", ["bench", "check"])
+def test_a_dry_run_checks_and_plans_without_building(tmp_path, target):
+    cache = tmp_path / "cache"
+    r = run_make(target, tmp_path, DRY_RUN=1, VARIANT="tri-state", QUICK=1,
+                 LAB_CACHE=str(cache))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"plan: make {target} VARIANT=tri-state")
+    assert "tri-state/build-" in r.stdout
+    if target == "bench":
+        assert "variants/tri-state/0002-" in r.stdout and "QUICK=1" in r.stdout
+    else:
+        assert "boot free_article:" in r.stdout
+    assert not cache.exists() and not (tmp_path / "results").exists()
