@@ -32,6 +32,10 @@ PROPERTIES = {
     "free_article": "free_safe",
     "free_amdgpu": "free_safe",
 }
+# A guest that stopped making progress: a task blocked past the hung-task
+# timeout (the runner makes it a panic), or an RCU stall.
+HANG_LINE = re.compile(r"INFO: task .* blocked for more than|rcu: INFO: .*stall|"
+                       r"self-detected stall")
 LOCKTORTURE_WRITES = re.compile(
     r"Writes:\s+Total:\s+(?P<total>\d+)\s+Max/Min:\s+(?P<max>\d+)/(?P<min>\d+)"
     r"\s*(?P<starved>\?\?\?)?\s+Fail:\s+(?P<fail>\d+)")
@@ -140,7 +144,7 @@ def judge_check(name, folder):
     raw_text = read(folder / "results.raw")
     if not run:
         return {"check": name, "ok": False, "problems": ["the check never ran"],
-                "evidence": None}
+                "failed_property": None, "evidence": None}
     ok, problems, details = JUDGES.get(name, judge_module_check)(run, raw_text)
     outcome = run.get("outcome")
     evidence = None
@@ -150,22 +154,46 @@ def judge_check(name, folder):
         evidence = {"failure_lines": run.get("failure_lines", [])[:10],
                     "kasan": kasan_evidence(read(folder / "console.log"))}
     return {"check": name, "ok": ok, "problems": problems,
+            "failed_property": None if ok else failed_property(name, run),
             "evidence": evidence, "details": details,
             "guest_wall_s": run.get("wall_s"), "append": run.get("append")}
+
+
+def failed_property(check, run):
+    """The property a failed check speaks against: a guest that hung (the
+    watchdog, a hung task, a stall: a lost wake-up, say) fails progress,
+    whatever the check was for; an interrupted run, none; anything else
+    (its own results, a KASAN report, a crash) the check's own property."""
+    outcome = run.get("outcome")
+    if outcome == "interrupted":
+        return None
+    if outcome == "timeout" or any(HANG_LINE.search(line)
+                                   for line in run.get("failure_lines") or []):
+        return "progress"
+    return PROPERTIES[check]
 
 
 def property_verdicts(results):
     verdicts = {}
     for prop in sorted(set(PROPERTIES.values())):
         judged = [r for r in results if PROPERTIES[r["check"]] == prop]
+        failed = {r["failed_property"] for r in judged if not r["ok"]}
+        good, bad = ("yes", "no") if prop == "free_safe" else ("ok", "broken")
         if not judged:
             verdicts[prop] = "not checked"
-        elif prop == "mutual_exclusion" or prop == "free_safety_control":
-            verdicts[prop] = ("ok" if all(r["ok"] for r in judged)
-                              else "broken")
+        elif prop in failed:
+            verdicts[prop] = bad
+        elif "progress" in failed:
+            verdicts[prop] = "unknown: a check hung (see progress)"
+        elif failed:
+            verdicts[prop] = "unknown: a check did not finish"
         else:
-            verdicts[prop] = ("yes" if all(r["ok"] for r in judged)
-                              else "no")
+            verdicts[prop] = good
+    # Every check's guest must finish: a hang in any of them is a failed
+    # progress property (a lost wake-up, a waiter that never gets the lock).
+    verdicts["progress"] = ("not checked" if not results else
+                            "broken" if any(r["failed_property"] == "progress"
+                                            for r in results) else "ok")
     # Without a window the hazard is a few instructions wide: a pass then
     # says little (the stock variant has no window to open).
     free = [r for r in results if PROPERTIES[r["check"]] == "free_safe"]

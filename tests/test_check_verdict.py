@@ -27,7 +27,8 @@ def by_name(verdict, name):
 def test_real_set_verdict():
     verdict = judge_set(REAL_SET)
     assert verdict["verdict"] == {"mutual_exclusion": "ok", "free_safe": "no",
-                                  "free_safety_control": "ok"}
+                                  "free_safety_control": "ok", "progress": "ok"}
+    assert by_name(verdict, "free_article")["failed_property"] == "free_safe"
     assert verdict["outcome"] == "checks-failed"
     assert [c["check"] for c in verdict["checks"]] == [
         "exclusion", "locktorture", "ww_mutex", "free_control",
@@ -163,3 +164,34 @@ def test_an_interrupted_check_makes_the_set_interrupted_not_failed(check_set):
     data.update(outcome="interrupted", interrupted_by="SIGTERM")
     run.write_text(json.dumps(data))
     assert judge_set(check_set)["outcome"] == "interrupted"
+
+
+def hang(check_set, check, outcome, lines):
+    run = check_set / check / "run.json"
+    data = json.loads(run.read_text())
+    data.update(outcome=outcome, failure_lines=lines)
+    run.write_text(json.dumps(data))
+
+
+def test_a_hung_guest_fails_progress_not_mutual_exclusion(check_set):
+    """A lost wake-up used to read 'mutual exclusion broken'."""
+    shutil.rmtree(check_set / "free_article")
+    hang(check_set, "exclusion", "timeout", [])
+    verdict = judge_set(check_set)
+    assert by_name(verdict, "exclusion")["failed_property"] == "progress"
+    assert verdict["verdict"]["progress"] == "broken"
+    assert verdict["verdict"]["mutual_exclusion"] == "unknown: a check hung (see progress)"
+    assert verdict["verdict"]["free_safe"] == "yes"
+
+
+def test_a_hung_task_panic_fails_progress(check_set):
+    hang(check_set, "free_amdgpu", "crashed",
+         ["INFO: task mutexlab/f1:75 blocked for more than 30 seconds.",
+          "Kernel panic - not syncing: hung_task: blocked tasks"])
+    verdict = judge_set(check_set)
+    assert by_name(verdict, "free_amdgpu")["failed_property"] == "progress"
+    assert verdict["verdict"]["progress"] == "broken"
+    # free_article's KASAN report still says no: a crash is attributed to
+    # the property whose check it broke.
+    assert verdict["verdict"]["free_safe"] == "no"
+    assert verdict["verdict"]["mutual_exclusion"] == "ok"
