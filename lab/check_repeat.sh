@@ -13,7 +13,7 @@ RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export VARIANT RESULTS_DIR
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
 
-jq_outcome() {
+verdict_outcome() {
 	"$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("outcome", ""))' "$1"
 }
 
@@ -34,7 +34,7 @@ for run in $(seq 1 "$RUNS"); do
 	[ -n "$latest" ] && [ "$latest" != "$before" ] ||
 		die "run $run made no check set (it failed before its checks; see above)"
 	[ -f "$latest/verdict.json" ] || die "run $run left no verdict (see above)"
-	[ "$(jq_outcome "$latest/verdict.json")" != interrupted ] ||
+	[ "$(verdict_outcome "$latest/verdict.json")" != interrupted ] ||
 		die "run $run was interrupted; its set $latest is not counted"
 	sets+=("$latest")
 done
