@@ -302,22 +302,8 @@ def run_guest(cmd, out_dir, watchdog_s):
     if reason is None and INTERRUPTIONS and not status_text:
         # QEMU ended just before the signal reached us (or by it).
         reason, interrupted_by = "interrupted", INTERRUPTIONS[0]
-    if reason == "interrupted":
-        pass
-    elif failures:
-        reason = "crashed"
-    elif reason is None and proc.returncode > 0:
-        # QEMU itself failed (a guest that powers off or panics ends it
-        # with 0): an option it rejects, a missing file. Its words say why.
-        reason = "qemu-error"
-        failures = read_text(out / "qemu.log").strip().splitlines()[-10:]
-    elif reason is None:
-        if not status_text:
-            reason = "no-exit-status"
-        elif status_text != "0":
-            reason = "guest-error"
-        else:
-            reason = "ok"
+    reason, failures = how_it_ended(reason, failures, proc.returncode,
+                                    status_text, out)
     return {
         "outcome": reason,
         "interrupted_by": interrupted_by,
@@ -329,6 +315,24 @@ def run_guest(cmd, out_dir, watchdog_s):
                                    if first_result_s is not None else None),
         "watchdog_s": watchdog_s,
     }
+
+
+def how_it_ended(seen, failures, qemu_returncode, status_text, out):
+    """(outcome, failure lines) from what the runner saw while QEMU ran
+    (interrupted, timeout or nothing) and what QEMU and the guest left."""
+    if seen == "interrupted":
+        return seen, failures
+    if failures:
+        return "crashed", failures
+    if seen:
+        return seen, failures
+    if qemu_returncode > 0:
+        # QEMU itself failed (a guest that powers off or panics ends it
+        # with 0): an option it rejects, a missing file. Its words say why.
+        return "qemu-error", read_text(out / "qemu.log").strip().splitlines()[-10:]
+    if not status_text:
+        return "no-exit-status", failures
+    return ("ok" if status_text == "0" else "guest-error"), failures
 
 
 def read_text(path):
