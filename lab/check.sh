@@ -9,9 +9,16 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 VARIANT=${VARIANT:-owner-field}
-# shellcheck disable=SC2034 # read by lib.sh (prepare_kernel, write_manifest)
-PROFILE=check
-CHECKS=${CHECKS:-exclusion free_control free_article free_amdgpu locktorture ww_mutex}
+# check (KASAN) or debug (KASAN, CONFIG_DEBUG_MUTEXES and lockdep; the
+# correctness checks only: lockdep turns the fast paths off, so the
+# free-safety hazard is not the one the benchmark runs).
+PROFILE=${PROFILE:-check}
+case "$PROFILE" in
+check) DEFAULT_CHECKS="exclusion free_control free_article free_amdgpu locktorture ww_mutex" ;;
+debug) DEFAULT_CHECKS="exclusion locktorture ww_mutex" ;;
+*) die "make check takes PROFILE=check or PROFILE=debug, got '$PROFILE'" ;;
+esac
+CHECKS=${CHECKS:-$DEFAULT_CHECKS}
 # Longest run of each of the lab's own checks, ms.
 CHECK_MS=${CHECK_MS:-15000}
 # The release window for the free-safety checks, ns. free_article's hazard
@@ -32,7 +39,7 @@ KNOWN_CHECKS="exclusion free_control free_article free_amdgpu locktorture ww_mut
 
 # The settings a result set records in its manifest.
 SETTINGS=(VCPUS MEM_MB ACCEL CHECKS CHECK_MS RELEASE_WINDOW_NS PEER_SECS
-	GUEST_APPEND)
+	GUEST_APPEND PROFILE)
 
 check_settings() {
 	local check
@@ -97,7 +104,7 @@ main() {
 	check_settings
 	if [ "${DRY_RUN:-0}" = 1 ]; then
 		printf 'plan: make check VARIANT=%s (dry run: nothing built or booted)\n' "$VARIANT"
-		printf '  kernel: %s (KASAN)\n' "$(build_dir "$VARIANT" "$PROFILE")"
+		printf '  kernel: %s (profile %s)\n' "$(build_dir "$VARIANT" "$PROFILE")" "$PROFILE"
 		for check in $CHECKS; do
 			printf '  boot %s: %s s, %s\n' "$check" "$(expected_seconds "$check")" \
 				"$(check_append "$check")"
@@ -108,7 +115,8 @@ main() {
 	trap 'rm -f "$STEP_TIMES_FILE"' EXIT
 	prepare_kernel
 
-	new_result_folder check-
+	# debug-check-*: not check-*, which make compare reads as the verdict.
+	new_result_folder "$([ "$PROFILE" = check ] && echo check- || echo "$PROFILE-check-")"
 	local -a peers
 	mapfile -t peers < <(peer_modules)
 	timed_step initramfs "$LAB_ROOT/guest/mkinitramfs.sh" \

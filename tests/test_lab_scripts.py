@@ -247,3 +247,13 @@ def test_a_dry_run_checks_and_plans_without_building(tmp_path, target):
     else:
         assert "boot free_article:" in r.stdout
     assert not cache.exists() and not (tmp_path / "results").exists()
+
+
+def test_check_profiles_are_check_and_debug(tmp_path):
+    r = run_make("check", tmp_path, DRY_RUN=1, VARIANT="tri-state", PROFILE="debug")
+    assert r.returncode == 0, r.stderr
+    assert "tri-state/build-debug (profile debug)" in r.stdout
+    # The correctness checks only: lockdep turns the fast paths off.
+    assert "boot free_article" not in r.stdout and "boot exclusion" in r.stdout
+    r = run_make("check", tmp_path, DRY_RUN=1, VARIANT="tri-state", PROFILE="bench")
+    assert r.returncode != 0 and "PROFILE=check or PROFILE=debug" in r.stderr
