@@ -10,7 +10,7 @@ PYTHON := /usr/bin/python3
 export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
 	THREADS RESULTS_DIR GUEST_APPEND LAB_CACHE VARIANTS_DIR JOBS \
 	RELEASE_WINDOW_NS CHECKS CHECK_MS PEER_SECS LATENCY_EVERY WORKLOADS \
-	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON \
+	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON ROUNDS_FILE \
 	VARIANTS ROUNDS SETS PLOTS CROSSCHECK CROSSCHECK_THREADS DRY_RUN
 
 .PHONY: bench check compare regress verify test test-host deps variants checkpatch help
@@ -27,11 +27,13 @@ check:
 compare:
 	@lab/compare.sh
 
-# Did NEW get worse than BASE? Result set folders, or variant names for
-# their newest set; exit status 1 on a significant regression.
+# Did NEW get worse than BASE? Result set folders, or VARIANT[:N] for the
+# newest N sets, each set one boot; exit status 1 on a regression, 3 when
+# nothing could be judged (fewer than 2 boots a side).
 regress:
 	@$(PYTHON) analysis/regress.py --threshold "$${THRESHOLD:-5}" \
 		$${REGRESS_JSON:+--json "$$REGRESS_JSON"} \
+		$${ROUNDS_FILE:+--rounds "$$ROUNDS_FILE"} \
 		"$${BASE:?BASE=<result set|variant>[,...] is required}" \
 		"$${NEW:?NEW=<result set|variant> is required}"
 
@@ -71,6 +73,7 @@ help:
 	@echo '  free_amdgpu locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'
 	@echo '  (default 1000000 for the free_* checks); see lab/check.sh'
 	@echo 'Settings (compare): VARIANTS ROUNDS (3) or SETS, and the bench settings'
-	@echo 'Settings (regress): BASE NEW (result sets or variants, comma-separated) THRESHOLD (percent, 5)'
+	@echo 'Settings (regress): BASE NEW (result sets, or VARIANT[:N] for the newest N; comma-separated)'
+	@echo '  THRESHOLD (percent, 5) ROUNDS_FILE (pair the sets of BASE and NEW by round)'
 	@echo '  REGRESS_JSON (also write the report as JSON); see analysis/regress.py'
 	@echo 'Settings (verify): VARIANTS (default: owner-field legacy tri-state count-only) RESULTS_DIR'

@@ -27,7 +27,8 @@ matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in SVGs
 import matplotlib.pyplot as plt  # noqa: E402
 
 from fairness import jain_index  # noqa: E402
-from regress import COMPARABLE, settings  # noqa: E402
+from regress import COMPARABLE, boot_estimates, settings  # noqa: E402
+import regress  # noqa: E402
 from results import fmt, series_of  # noqa: E402
 from sets import BadSet, is_complete, load_bench_set, newest_set, read_json  # noqa: E402
 import stats  # noqa: E402
@@ -67,10 +68,13 @@ def load_sets(paths):
                                 + "; ".join(f"{k}: {' '.join(v)}"
                                             for k, v in seen.items()))
         entry = variants.setdefault(manifest["variant"],
-                                    {"points": [], "manifests": [], "loop_ps": []})
+                                    {"points": [], "manifests": [], "loop_ps": [],
+                                     "atomic_pair_ps": [], "boots": []})
         entry["points"] += results["points"]
+        entry["boots"].append((path.name, boot_estimates(results["points"])))
         entry["manifests"].append(manifest)
         entry["loop_ps"].append((results.get("meta") or {}).get("loop_ps"))
+        entry["atomic_pair_ps"].append((results.get("meta") or {}).get("atomic_pair_ps"))
     return variants
 
 
@@ -281,7 +285,9 @@ def plot_ways(variants, out_dir, note):
 
 
 def design_figures(variants):
-    """{variant: {uncontended (median, low, high) ns, sizeof, text bytes}}."""
+    """{variant: {uncontended (median, low, high) ns, the same boots' floor
+    (two fast-path atomics, ns) and the pair's ratio to it, sizeof, text
+    bytes}}."""
     out = {}
     for variant, data in variants.items():
         m = data["manifests"][0]
@@ -290,7 +296,11 @@ def design_figures(variants):
         if unc:
             med, low, high = median_ci(unc)
             ns = (1e9 / med, 1e9 / high, 1e9 / low)
-        out[variant] = {"uncontended_ns": ns, "sizeof_mutex": m.get("sizeof_mutex"),
+        floors = [ps / 1000 for ps in data["atomic_pair_ps"] if ps]
+        floor = statistics.median(floors) if floors else None
+        out[variant] = {"uncontended_ns": ns, "atomic_floor_ns": floor,
+                        "over_floor": ns[0] / floor if ns and floor else None,
+                        "sizeof_mutex": m.get("sizeof_mutex"),
                         "mutex_text_bytes": m.get("mutex_text_bytes")}
     return out
 
@@ -363,7 +373,43 @@ def recommend(variants, baseline, bands, figures, verdicts, models=None):
     return rows, best
 
 
-def write_report(out_dir, variants, baseline, plots, rows, best, note):
+def against_baseline(variants, baseline, threshold=0.05, alpha=0.05):
+    """{variant: make regress's rows against the baseline}, boots as the
+    unit, paired in start order when the counts match (interleaved rounds)."""
+    def in_order(v):
+        return [est for _, est in sorted(variants[v]["boots"], key=lambda b: b[0])]
+
+    out = {}
+    for variant in variants:
+        if variant == baseline:
+            continue
+        base, new = in_order(baseline), in_order(variant)
+        out[variant] = regress.compare(base, new, len(base) == len(new),
+                                       tuple(regress.METRICS), threshold, alpha)
+    return out
+
+
+def boot_table(variant, baseline, rows):
+    tested = sum(r["p_value"] is not None for r in rows)
+    lines = [f"### {variant} against {baseline}", "",
+             f"{rows[0]['boots'][0]} against {rows[0]['boots'][1]} boots"
+             f"{', paired by round' if rows[0]['paired'] else ', unpaired'}; "
+             f"Holm over {tested} rows at 0.05; MDE: the change this run "
+             f"would have caught with 80% power (at 0.05/{max(tested, 1)}).", "",
+             "| series | threads | metric | change | 95% CI | Holm p | MDE | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ci = (f"{100 * r['ci95'][0]:+.1f}% to {100 * r['ci95'][1]:+.1f}%"
+              if r["ci95"] else "-")
+        holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
+        mde = "-" if r["mde"] is None else regress.fmt_mde(r["mde"])
+        lines.append(f"| {r['series']} | {r['threads']} | {r['metric']} | "
+                     f"{100 * r['change']:+.1f}% | {ci} | {holm} | {mde} | "
+                     f"{r['verdict'] or 'ok'} |")
+    return lines + [""]
+
+
+def write_report(out_dir, variants, baseline, plots, rows, best, note, boots=None):
     lines = ["# Mutex designs compared", "", f"Machine: {note}.", "",
              "Variants: " + ", ".join(
                  f"{v} ({len(d['manifests'])} result set(s), "
@@ -384,8 +430,9 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note):
                      "numbers here: run `make check VARIANT=x` for each.")
     lines += ["", "| variant | mutual exclusion | free-safe | SPIN model | "
               f"worst contended / {baseline} (median) | 95% bands overlapping "
-              f"{baseline}'s | uncontended ns/pair (95% CI) | sizeof | mutex.o text |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              f"{baseline}'s | uncontended ns/pair (95% CI) | floor: 2 atomics, ns "
+              "| pair / floor | sizeof | mutex.o text |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ns = r["uncontended_ns"]
         nstxt = f"{ns[0]:.1f} ({ns[1]:.1f}-{ns[2]:.1f})" if ns else "-"
@@ -393,12 +440,25 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note):
                      f"{r.get('model', 'not verified')} | "
                      f"{fmt(r['worst_contended_ratio'], '.3f')} | "
                      f"{r['bands_overlapping']} | {nstxt} | "
+                     f"{fmt(r['atomic_floor_ns'], '.1f')} | {fmt(r['over_floor'], '.2f')} | "
                      f"{fmt(r['sizeof_mutex'], 'd')} | {fmt(r['mutex_text_bytes'], 'd')} |")
     lines += ["", "Correctness comes first: a design that fails a gate is not "
               "recommended whatever its speed. Mutual exclusion and free-safety "
               "are `make check`'s verdicts from booted kernels; the SPIN model "
               "column is `make verify`'s, every interleaving of the design's "
-              "lock-word protocol for 2 and 3 tasks.", ""]
+              "lock-word protocol for 2 and 3 tasks. The floor is one acquire "
+              "and one release compare-and-exchange on a private word, timed in "
+              "the same boots (the fast path's atomics without a mutex): "
+              "pair / floor is what the design adds to them.", ""]
+    if boots:
+        lines += ["## Against the baseline, boot by boot", "",
+                  "Each boot (result set) gives one estimate per row, the median "
+                  "of its repetitions; the boots are compared as `make regress` "
+                  "does (analysis/stats.py): a change counts when it is beyond "
+                  "5% and significant after Holm's adjustment. With fewer than "
+                  "2 boots a side nothing can be judged (`-`).", ""]
+        for variant, boot_rows in boots.items():
+            lines += boot_table(variant, baseline, boot_rows)
     for title, name in plots:
         lines += [f"## {title}", "", f"![{title}]({name})", ""]
     (out_dir / "report.md").write_text("\n".join(lines))
@@ -420,10 +480,12 @@ def compare(out_dir, paths, baseline="owner-field", checks_dir=None):
     model_set, models = newest_model_verdicts(checks_dir)
     rows, best = recommend(variants, baseline, bands, design_figures(variants),
                            verdicts, models)
-    write_report(out_dir, variants, baseline, plots, rows, best, note)
+    boots = against_baseline(variants, baseline)
+    write_report(out_dir, variants, baseline, plots, rows, best, note, boots)
     (out_dir / "comparison.json").write_text(json.dumps(
         {"baseline": baseline, "sets": [str(p) for p in paths], "rows": rows,
          "recommended": best and best["variant"], "verdicts": verdicts,
+         "against_baseline": boots,
          "model_verdicts": {"set": model_set, "designs": models}},
         indent=1) + "\n")
     return out_dir / "report.md"

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from results import series_of
+from sets import read_rounds
 
 MIN_ROUNDS = 5
 METRICS = {
@@ -47,14 +48,6 @@ def paired_ratios(rounds, base, new, metric="throughput"):
         for key in sorted(b.keys() & n.keys()):
             ratios.setdefault(key, []).append(n[key] / b[key])
     return ratios
-
-
-def read_rounds(path):
-    rounds = {}
-    for line in Path(path).read_text().splitlines():
-        rnd, variant, folder = line.split(maxsplit=2)
-        rounds.setdefault(rnd, {})[variant] = folder
-    return rounds
 
 
 def main(argv):

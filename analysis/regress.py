@@ -1,17 +1,29 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Is NEW slower than BASE? Per metric and configuration, with statistics.
+"""Is NEW slower than BASE? Per row (series, thread count, metric), boots
+as the unit, with family-wise control.
 
 Usage: analysis/regress.py [--threshold PCT] [--alpha A] [--json FILE]
                            [--metrics throughput,latency_p99] BASE NEW
+       analysis/regress.py --rounds ROUNDS.txt [...] BASE_VARIANT NEW_VARIANT
        analysis/regress.py --tally DIR
-BASE and NEW are result set folders, or variant names meaning the newest set
-of that variant under $RESULTS_DIR (default results/); several, separated by
-commas, pool their repetitions. For every series (workload and settings) and
-thread count both sets ran, and every metric: the change of the median over
-repetitions, its bootstrap 95% interval, and a two-sided Mann-Whitney U test.
-A regression is a change for the worse beyond the threshold (default 5%)
-with p < alpha (default 0.05). Exit status 1 if there is one, 2 on bad input.
+BASE and NEW are result set folders separated by commas, or VARIANT or
+VARIANT:N, the newest (N) complete sets of that variant under $RESULTS_DIR
+(default results/). Each set is one boot. With --rounds, the sets of the
+two variants come from lab/interleave.sh's rounds file and are paired by
+round; otherwise the sides are paired in start order when they hold the
+same number of boots, and compared unpaired when they do not.
+
+Every row takes one estimate per boot (the median of its repetitions; the
+fastest for one thread alone, see estimator()) and
+compares the boots (analysis/stats.py): the change of the geometric mean,
+its 95% interval, a t test on the logs and an exact permutation test beside
+it, Holm's adjustment over all rows, and the minimum detectable effect (80%
+power at alpha / rows, Holm's strictest level). A regression is a change
+for the worse beyond the threshold (default 5%) whose Holm-adjusted p is
+below alpha (default 0.05): beyond both the practical threshold and the
+noise. Exit status 1 if there is one, 2 on bad input, 3 when no row could be
+judged (fewer than 2 boots on a side).
 --tally counts the flags in the JSON reports in DIR (lab/calibrate_regress.sh).
 """
 import argparse
@@ -20,19 +32,33 @@ import math
 import os
 import statistics
 import sys
+import warnings
 from pathlib import Path
 
 import stats
 from results import series_of
-from sets import BadSet, is_complete, load_bench_set, newest_set
+from sets import BadSet, is_complete, load_bench_set, newest_sets, read_rounds
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
-MIN_REPS = 5
+MIN_BOOTS = 2
+EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOT_JUDGED = 1, 2, 3
 # name: (how to read it from a point, True if higher is better)
 METRICS = {
     "throughput": (lambda p: p["per_sec"], True),
-    "latency_p99": (lambda p: (p.get("latency_ns") or {}).get("p99"), False),
+    "latency_p99": (lambda p: percentile(p, "p99"), False),
 }
+
+
+def percentile(point, name):
+    """A latency percentile of a point; None when it was not sampled or
+    has too few samples behind it (analysis/latency.py)."""
+    latency = point.get("latency_ns") or {}
+    return None if name in latency.get("thin", ()) else latency.get(name)
+
+
+def thin_points(points):
+    return sum("p99" in ((p.get("latency_ns") or {}).get("thin") or ())
+               for p in points)
 # Settings that must match for a comparison to mean anything.
 COMPARABLE = ("vcpus", "accel", "cs_loops", "think_loops", "duration_ms",
               "pin", "shards")
@@ -43,18 +69,25 @@ class InputError(Exception):
 
 
 def resolve(spec, results_dir):
-    """A result set folder, or the newest complete set of a variant."""
+    """Result set folders: a folder, or VARIANT[:N], the newest N (1)
+    complete sets of a variant."""
     path = Path(spec)
     if (path / "results.json").exists() or (path / "manifest.json").exists():
         if not is_complete(path):
             raise InputError(f"{spec}: not a complete result set (crashed, "
                              "interrupted or truncated; see its manifest)")
-        return path
-    newest = newest_set(results_dir, spec)
-    if newest is None:
+        return [path]
+    variant, _, count = spec.partition(":")
+    if count and not (count.isdigit() and int(count) > 0):
+        raise InputError(f"{spec}: VARIANT:N needs a positive count N")
+    found = newest_sets(results_dir, variant, int(count or 1))
+    if not found:
         raise InputError(f"{spec}: neither a result set nor a variant with "
                          f"complete result sets in {results_dir}")
-    return newest
+    if count and len(found) < int(count):
+        raise InputError(f"{spec}: only {len(found)} complete set(s) of "
+                         f"{variant} in {results_dir}")
+    return found
 
 
 def load(path):
@@ -65,17 +98,31 @@ def load(path):
     return results["points"], manifest
 
 
-def samples(points):
-    """{(series, threads, metric): [value per repetition]}."""
-    out = {}
+def estimator(series, threads, metric):
+    """How a boot's repetitions become its estimate of a row.
+
+    One thread alone (uncontended, or contended at 1 thread) has no
+    interleaving to vary: a slower repetition is one the host disturbed, and
+    the fastest (the minimum-time estimator) is the boot's best reading. On
+    the committed reference it narrows the boot-to-boot spread of those rows
+    in all four designs (log sd 0.2-1.1% against 0.5-1.2% for the median).
+    With 2 or more threads it does not (it widens half of them): the
+    median."""
+    if metric == "throughput" and (series == "uncontended" or threads == 1):
+        return max
+    return statistics.median
+
+
+def boot_estimates(points):
+    """{(series, threads, metric): the boot's estimate from its repetitions}."""
+    reps = {}
     for p in points:
         for metric, (read, _) in METRICS.items():
             value = read(p)
             if value is None:
                 continue
-            key = (series_of(p), p["threads"], metric)
-            out.setdefault(key, []).append(value)
-    return out
+            reps.setdefault((series_of(p), p["threads"], metric), []).append(value)
+    return {key: estimator(*key)(values) for key, values in reps.items()}
 
 
 def settings(manifest):
@@ -86,117 +133,199 @@ def settings(manifest):
     return {k: params.get(k) for k in COMPARABLE}
 
 
-def compare(base, new, metrics, threshold, alpha):
-    """One row per (series, threads, metric) present in both."""
-    rows = []
+def compare(base_boots, new_boots, paired, metrics, threshold, alpha):
+    """One row per (series, threads, metric) that both sides measured.
+
+    base_boots and new_boots are lists of boot_estimates(), one per boot;
+    paired: the i-th boots of the two sides belong together."""
     order = list(METRICS)
-    for key in sorted(base.keys() & new.keys(),
-                      key=lambda k: (k[0], k[1], order.index(k[2]))):
+    keys = set().union(*base_boots) & set().union(*new_boots)
+    rows = []
+    for key in sorted(keys, key=lambda k: (k[0], k[1], order.index(k[2]))):
         series, threads, metric = key
         if metric not in metrics:
             continue
-        b, n = base[key], new[key]
-        higher_is_better = METRICS[metric][1]
-        b_med, n_med = statistics.median(b), statistics.median(n)
-        change = n_med / b_med - 1 if b_med else float("nan")
-        low, high = stats.bootstrap_change_ci(b, n) if b_med else (None, None)
-        _, p = stats.mann_whitney_u(b, n)
-        worse = -change if higher_is_better else change
-        rows.append({
-            "series": series, "threads": threads, "metric": metric,
-            "base_median": b_med, "new_median": n_med, "change": change,
-            "ci95": [low, high], "p_value": p,
-            "base_reps": len(b), "new_reps": len(n),
-            "regression": bool(worse > threshold and p < alpha),
-        })
+        if paired:
+            pairs = [(b[key], n[key]) for b, n in zip(base_boots, new_boots)
+                     if key in b and key in n]
+            b, n = [x for x, _ in pairs], [y for _, y in pairs]
+        else:
+            b = [boot[key] for boot in base_boots if key in boot]
+            n = [boot[key] for boot in new_boots if key in boot]
+        if not b or not n or min(b + n) <= 0:
+            continue
+        row = {"series": series, "threads": threads, "metric": metric,
+               "base": math.exp(statistics.fmean(map(math.log, b))),
+               "new": math.exp(statistics.fmean(map(math.log, n))),
+               "higher_is_better": METRICS[metric][1]}
+        row.update(stats.boot_comparison(b, n, paired))
+        rows.append(row)
+    judge(rows, threshold, alpha)
     return rows
 
 
-def warnings_for(rows, base_settings, new_settings, alpha):
+def judge(rows, threshold, alpha):
+    """Holm over the rows that could be tested; a regression is worse than
+    the threshold and significant after the adjustment."""
+    reject, adjusted = stats.holm([r["p_value"] for r in rows], alpha)
+    tested = sum(r["p_value"] is not None for r in rows)
+    row_alpha = alpha / max(tested, 1)
+    for r, rejected, p_holm in zip(rows, reject, adjusted):
+        worse = -r["change"] if r["higher_is_better"] else r["change"]
+        with warnings.catch_warnings():
+            # Tiny alphas at 1-2 degrees of freedom trip SciPy's noncentral t.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r["mde"] = stats.mde(r, row_alpha)
+        r["p_holm"] = p_holm
+        r["regression"] = bool(rejected and worse > threshold)
+        r["verdict"] = ("REGRESSION" if r["regression"]
+                        else "no verdict" if p_holm is None
+                        else "noise" if worse > threshold
+                        else "")
+
+
+def warnings_for(rows, base_settings, new_settings, threshold):
     out = []
     differ = [k for k in COMPARABLE if base_settings[k] != new_settings[k]]
     if differ:
         out.append("settings differ (" + ", ".join(
             f"{k}: {base_settings[k]} vs {new_settings[k]}" for k in differ)
             + "): the comparison may not mean what it seems")
-    reps = {(r["base_reps"], r["new_reps"]) for r in rows}
-    for m, n in sorted(reps):
-        if stats.min_p_value(m, n) >= alpha:
-            out.append(f"WARNING: with {m} and {n} repetitions no difference "
-                       f"can reach p < {alpha}: this comparison cannot flag "
-                       f"anything; rerun with REPS={MIN_REPS} or more")
-        elif min(m, n) < MIN_REPS:
-            out.append(f"WARNING: only {min(m, n)} repetitions on one side; "
-                       f"{MIN_REPS} or more are needed to trust the intervals")
+    if not any(r["p_value"] is not None for r in rows):
+        out.append(f"WARNING: fewer than {MIN_BOOTS} boots on a side: the "
+                   "boot-to-boot noise is unknown and no row can be judged; "
+                   "give each side 2 or more sets (VARIANT:N, or --rounds "
+                   "with lab/interleave.sh's rounds)")
+    blind = [r for r in rows if r["mde"] is not None and r["mde"] > threshold]
+    if blind:
+        out.append(f"{len(blind)} of {len(rows)} rows could not have detected "
+                   f"a {100 * threshold:.0f}% change (MDE above the threshold): "
+                   "more boots narrow it")
     return out
 
 
 def fmt_pct(x):
-    return "   n/a" if x is None or x != x else f"{100 * x:+6.1f}%"
+    if x is None or x != x:
+        return "   n/a"
+    return f"{100 * x:+6.1f}%" if abs(x) < 10 else ("  >+999%" if x > 0 else "  <-999%")
+
+
+def fmt_mde(x):
+    return ">999%" if x > 9.99 else f"{100 * x:.1f}%"
+
+
+def fmt_p(x):
+    return "     -" if x is None else f"{x:6.4f}"
 
 
 def format_text(report):
     lines = [f"base: {report['base']}", f"new:  {report['new']}",
-             f"threshold {100 * report['threshold']:.1f}%, alpha {report['alpha']}"]
+             f"{report['design']}; threshold {100 * report['threshold']:.1f}%, "
+             f"alpha {report['alpha']} family-wise (Holm over {report['tested']} "
+             f"rows); MDE: 80% power at alpha/{max(report['tested'], 1)}"]
     lines += report["warnings"]
-    lines.append(f"{'series':<34}{'thr':>4} {'metric':<12}{'base':>12}{'new':>12}"
-                 f"{'change':>9} {'95% CI':>17}{'p':>8}  verdict")
+    lines.append(f"{'series':<34}{'thr':>4} {'metric':<12}{'boots':>6}{'base':>11}"
+                 f"{'new':>11}{'change':>9} {'95% CI':>17}{'p':>8}{'exact p':>8}"
+                 f"{'Holm p':>8}{'MDE':>8}  verdict")
     for r in report["rows"]:
-        ci = f"[{fmt_pct(r['ci95'][0])},{fmt_pct(r['ci95'][1])}]"
-        verdict = "REGRESSION" if r["regression"] else ""
+        ci = (f"[{fmt_pct(r['ci95'][0])},{fmt_pct(r['ci95'][1])}]"
+              if r["ci95"] else "-")
+        boots = "x".join(map(str, r["boots"]))
+        mde = "-" if r["mde"] is None else fmt_mde(r["mde"])
         lines.append(f"{r['series']:<34}{r['threads']:>4} {r['metric']:<12}"
-                     f"{r['base_median']:>12.4g}{r['new_median']:>12.4g}"
-                     f"{fmt_pct(r['change']):>9} {ci:>17}{r['p_value']:>8.3f}  {verdict}")
-    n = sum(r["regression"] for r in report["rows"])
-    lines.append(f"{n} regression(s) in {len(report['rows'])} comparisons")
+                     f"{boots:>6}{r['base']:>11.4g}{r['new']:>11.4g}"
+                     f"{fmt_pct(r['change']):>9} {ci:>17}{fmt_p(r['p_value']):>8}"
+                     f"{fmt_p(r['p_exact']):>8}{fmt_p(r['p_holm']):>8}{mde:>8}"
+                     f"  {r['verdict']}")
+    lines.append(f"{report['regressions']} regression(s) in {len(report['rows'])} rows")
     return "\n".join(lines)
 
 
-def load_side(spec, results_dir):
-    """One side of a comparison: comma-separated sets or variants, their
-    repetitions pooled (several boots capture the between-boot noise that
-    one boot's repetitions miss)."""
-    dirs = [resolve(s, results_dir) for s in spec.split(",") if s]
-    if not dirs:
-        raise InputError(f"no result set in '{spec}'")
-    points, manifests = [], []
-    for d in dirs:
-        p, m = load(d)
-        points += p
-        manifests.append(m)
+def check_alike(spec, manifests):
     kinds = {json.dumps(settings(m), sort_keys=True) for m in manifests}
     if len(kinds) > 1:
         raise InputError(f"the sets of '{spec}' were measured with different settings")
-    return dirs, points, manifests[0]
+
+
+def load_boots(dirs, spec):
+    """[boot_estimates() per set], the first set's manifest, and how many
+    points had a p99 too thin to use."""
+    boots, manifests, thin = [], [], 0
+    for d in dirs:
+        points, manifest = load(d)
+        boots.append(boot_estimates(points))
+        manifests.append(manifest)
+        thin += thin_points(points)
+    check_alike(spec, manifests)
+    return boots, manifests[0], thin
+
+
+def sides(base_spec, new_spec, results_dir, rounds_file=None):
+    """(base set folders, new set folders, paired)."""
+    if rounds_file:
+        try:
+            rounds = read_rounds(rounds_file)
+        except BadSet as e:
+            raise InputError(str(e)) from None
+        both = [r for r in rounds.values() if base_spec in r and new_spec in r]
+        if not both:
+            raise InputError(f"{rounds_file}: no round has both {base_spec} "
+                             f"and {new_spec}")
+        return [r[base_spec] for r in both], [r[new_spec] for r in both], True
+    base = [d for s in base_spec.split(",") if s for d in resolve(s, results_dir)]
+    new = [d for s in new_spec.split(",") if s for d in resolve(s, results_dir)]
+    if not base or not new:
+        raise InputError("each side needs a result set")
+    # Folder names begin with the UTC start: the i-th of each side ran
+    # closest in time (and, from lab/interleave.sh, in the same round).
+    by_start = lambda d: Path(d).name  # noqa: E731
+    paired = len(base) == len(new)
+    return sorted(base, key=by_start), sorted(new, key=by_start), paired
 
 
 def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
-            threshold=0.05, alpha=0.05):
-    base_dirs, base_points, base_manifest = load_side(base_spec, results_dir)
-    new_dirs, new_points, new_manifest = load_side(new_spec, results_dir)
-    rows = compare(samples(base_points), samples(new_points), metrics,
-                   threshold, alpha)
+            threshold=0.05, alpha=0.05, rounds_file=None):
+    base_dirs, new_dirs, paired = sides(base_spec, new_spec, results_dir,
+                                        rounds_file)
+    base_boots, base_manifest, base_thin = load_boots(base_dirs, base_spec)
+    new_boots, new_manifest, new_thin = load_boots(new_dirs, new_spec)
+    rows = compare(base_boots, new_boots, paired, metrics, threshold, alpha)
     if not rows:
-        raise InputError("the two sets share no series and thread count")
+        raise InputError("the two sides share no series and thread count")
+    tested = sum(r["p_value"] is not None for r in rows)
+    notes = warnings_for(rows, settings(base_manifest), settings(new_manifest),
+                         threshold)
+    if base_thin + new_thin:
+        notes.append(f"{base_thin + new_thin} point(s) timed fewer than 1000 "
+                     "acquisitions: their p99 is left out (a longer "
+                     "DURATION_MS or a smaller LATENCY_EVERY gives it samples)")
     return {
         "base": ",".join(map(str, base_dirs)), "new": ",".join(map(str, new_dirs)),
-        "threshold": threshold,
-        "alpha": alpha, "metrics": list(metrics), "rows": rows,
-        "warnings": warnings_for(rows, settings(base_manifest),
-                                 settings(new_manifest), alpha),
+        "design": (f"{len(base_dirs)} paired boots per side" if paired else
+                   f"{len(base_dirs)} vs {len(new_dirs)} boots, unpaired (Welch)"),
+        "paired": paired, "threshold": threshold, "alpha": alpha,
+        "metrics": list(metrics), "tested": tested, "rows": rows,
+        "warnings": notes,
         "regressions": sum(r["regression"] for r in rows),
     }
 
 
 def tally(report_dir):
-    """Flags over all comparisons of the JSON reports in a folder."""
-    rows = [r for f in sorted(Path(report_dir).glob("*.json"))
-            for r in json.loads(f.read_text())["rows"]]
-    lines = [f"{sum(r['regression'] for r in rows)} of {len(rows)} comparisons flagged"]
+    """Flags over the JSON reports in a folder: how many comparisons
+    flagged anything (the family-wise rate, the figure an A/A run is
+    judged by), then rows per metric, and the median detectable effect."""
+    reports = [json.loads(f.read_text()) for f in sorted(Path(report_dir).glob("*.json"))]
+    rows = [r for report in reports for r in report["rows"]]
+    flagged = sum(report["regressions"] > 0 for report in reports)
+    lines = [f"{flagged} of {len(reports)} comparisons flagged a regression",
+             f"{sum(r['regression'] for r in rows)} of {len(rows)} rows flagged"]
     for metric in METRICS:
         sub = [r for r in rows if r["metric"] == metric]
         if sub:
-            lines.append(f"  {metric}: {sum(r['regression'] for r in sub)} of {len(sub)}")
+            mdes = [r["mde"] for r in sub if r.get("mde") is not None]
+            mde = f", median MDE {fmt_mde(statistics.median(mdes))}" if mdes else ""
+            lines.append(f"  {metric}: {sum(r['regression'] for r in sub)} of "
+                         f"{len(sub)}{mde}")
     return "\n".join(lines)
 
 
@@ -225,7 +354,10 @@ def main(argv):
     parser.add_argument("new")
     parser.add_argument("--threshold", type=percent, default=5.0,
                         help="percent change for the worse that counts (5)")
-    parser.add_argument("--alpha", type=probability, default=0.05)
+    parser.add_argument("--alpha", type=probability, default=0.05,
+                        help="family-wise error rate over all rows (0.05)")
+    parser.add_argument("--rounds", metavar="ROUNDS.txt",
+                        help="pair BASE's and NEW's sets by round (variant names)")
     parser.add_argument("--metrics", default=",".join(METRICS))
     parser.add_argument("--json", help="also write the report here")
     args = parser.parse_args(argv[1:])
@@ -237,14 +369,16 @@ def main(argv):
     results_dir = os.environ.get("RESULTS_DIR") or LAB_ROOT / "results"
     try:
         report = regress(args.base, args.new, results_dir, metrics,
-                         args.threshold / 100, args.alpha)
+                         args.threshold / 100, args.alpha, args.rounds)
     except InputError as e:
         print(f"regress: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     print(format_text(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
-    return 1 if report["regressions"] else 0
+    if report["regressions"]:
+        return EXIT_REGRESSION
+    return 0 if report["tested"] else EXIT_NOT_JUDGED
 
 
 if __name__ == "__main__":

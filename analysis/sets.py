@@ -64,7 +64,38 @@ def is_complete(path):
 def newest_set(results_dir, variant, accept=is_complete):
     """The newest bench set of variant that accept() takes (by default a
     complete one), or None. Folder names begin with the UTC time."""
+    found = newest_sets(results_dir, variant, 1, accept)
+    return found[0] if found else None
+
+
+def newest_sets(results_dir, variant, count, accept=is_complete):
+    """The count newest sets of variant that accept() takes, oldest first;
+    fewer when there are fewer. Folder names begin with the UTC time."""
+    found = []
     for path in sorted((Path(results_dir) / variant).glob("[0-9]*"), reverse=True):
+        if len(found) == count:
+            break
         if path.is_dir() and accept(path):
-            return path
-    return None
+            found.append(path)
+    return found[::-1]
+
+
+def read_rounds(path):
+    """{round: {variant: set folder}} from lab/interleave.sh's rounds file
+    (lines "ROUND VARIANT FOLDER"). A relative folder is taken from the
+    file's own folder, so a committed reference reads where it lies."""
+    path = Path(path)
+    rounds = {}
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise BadSet(f"{path}: {e.strerror}") from None
+    for lineno, line in enumerate(lines, 1):
+        fields = line.split(maxsplit=2)
+        if not fields:
+            continue
+        if len(fields) != 3:
+            raise BadSet(f"{path}:{lineno}: not 'ROUND VARIANT FOLDER': {line!r}")
+        rnd, variant, folder = fields
+        rounds.setdefault(rnd, {})[variant] = path.parent / folder
+    return rounds

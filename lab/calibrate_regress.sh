@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Usage: [BASE=owner-field] [NEW=variant] [NEW_VARIANTS_DIR=dir] [PAIRS=5] \
-#        [SETS_PER_SIDE=1] lab/calibrate_regress.sh
+#        [SETS_PER_SIDE=3] lab/calibrate_regress.sh
 # Runs BASE and NEW in turn (bench settings as for make bench), SETS_PER_SIDE
-# times each per comparison, PAIRS comparisons, and asks analysis/regress.py
-# about each with the sets of a side pooled. With NEW unset (NEW=BASE) it is
-# an A/A test: every flag is a false positive. With NEW a slowed mutant
+# boots each per comparison, PAIRS comparisons, and asks analysis/regress.py
+# about each, the boots of the two sides paired in the order they ran. With
+# NEW unset (NEW=BASE) it is an A/A test: every comparison that flags
+# anything is a family-wise false alarm. With NEW a slowed mutant
 # (NEW=slow-lock NEW_VARIANTS_DIR=tests/mutants) it shows what is caught.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -14,7 +15,8 @@ BASE=${BASE:-owner-field}
 NEW=${NEW:-$BASE}
 NEW_VARIANTS_DIR=${NEW_VARIANTS_DIR:-$VARIANTS_DIR}
 PAIRS=${PAIRS:-5}
-SETS_PER_SIDE=${SETS_PER_SIDE:-1}
+# A boot is the unit: one per side would leave the noise unknown.
+SETS_PER_SIDE=${SETS_PER_SIDE:-3}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export RESULTS_DIR PLOTS=0 CROSSCHECK=0
 
@@ -39,8 +41,8 @@ run_one() {
 main() {
 	local pair side base_sets new_sets out status
 	[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive count, got '$PAIRS'"
-	[[ "$SETS_PER_SIDE" =~ ^[1-9][0-9]*$ ]] ||
-		die "SETS_PER_SIDE must be a positive count, got '$SETS_PER_SIDE'"
+	[[ "$SETS_PER_SIDE" =~ ^([2-9]|[1-9][0-9]+)$ ]] ||
+		die "SETS_PER_SIDE must be a count of 2 or more boots, got '$SETS_PER_SIDE'"
 	out=$(unique_folder "$RESULTS_DIR/calibration/$(date -u +%Y%m%dT%H%M%SZ)-$BASE-vs-$NEW-x$SETS_PER_SIDE")
 	for pair in $(seq 1 "$PAIRS"); do
 		base_sets="" new_sets=""

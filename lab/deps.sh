@@ -9,7 +9,8 @@ source "$(dirname "$0")/lib.sh"
 PACKAGES=(
 	"$KERNEL_SOURCE_PACKAGE" gcc make flex bison bc libelf-dev libssl-dev
 	ccache xz-utils git perl cpio busybox-static qemu-system-x86
-	linux-perf python3 python3-matplotlib python3-pytest python3-pytest-timeout python3-ply python3-git shellcheck spin
+	linux-perf python3 python3-matplotlib python3-scipy python3-statsmodels
+	python3-pytest python3-pytest-timeout python3-ply python3-git shellcheck spin
 )
 
 missing_packages() {

@@ -16,7 +16,10 @@ main() {
 	[ ! -e "$dest" ] || die "$dest exists; remove it first"
 	mkdir -p "$dest/sets"
 	cp "$src"/report.md "$src"/*.png "$src"/*.svg "$src"/comparison.json "$dest/"
-	[ ! -f "$src/rounds.txt" ] || cp "$src/rounds.txt" "$dest/"
+	# The rounds name the sets where they were made; the copy names them
+	# where they are copied to, relative to itself.
+	[ ! -f "$src/rounds.txt" ] ||
+		sed -E 's#^([0-9]+) ([^ ]+) .*/([^/]+)$#\1 \2 sets/\2/\3#' "$src/rounds.txt" >"$dest/rounds.txt"
 	while IFS= read -r set; do
 		rel="$(basename "$(dirname "$set")")/$(basename "$set")"
 		mkdir -p "$dest/sets/$rel"

@@ -18,13 +18,13 @@ def point(workload, threads, rep, per_sec):
                             "mutex_opt_lock": total // 20, "mutex_handoff": 1}}
 
 
-def write_set(root, variant, stamp, scale, sizeof, cs_loops="50"):
+def write_set(root, variant, stamp, scale, sizeof, cs_loops="50", meta=None):
     path = root / variant / stamp
     path.mkdir(parents=True)
     points = [point("uncontended", 1, r, 3e6 * scale) for r in range(5)]
     points += [point("contended", t, r, 1e6 * scale / t * (1 + 0.01 * r))
                for t in (1, 2, 4) for r in range(5)]
-    (path / "results.json").write_text(json.dumps({"points": points}))
+    (path / "results.json").write_text(json.dumps({"points": points, "meta": meta}))
     (path / "manifest.json").write_text(json.dumps(
         {"variant": variant, "outcome": "ok", "accel": "tcg", "vcpus": 2,
          "sizeof_mutex": sizeof,
@@ -153,3 +153,21 @@ def test_a_truncated_set_is_named_not_a_traceback(tmp_path, capsys):
     (bad / "manifest.json").write_text('{"variant": "tri')
     assert compare.main(["compare", str(tmp_path / "out"), str(good), str(bad)]) == 2
     assert "manifest.json is unreadable or truncated" in capsys.readouterr().err
+
+
+def test_report_sets_the_uncontended_pair_against_two_atomics(tmp_path):
+    """The floor comes from the same boots; sets without it show '-'."""
+    sets = [write_set(tmp_path, "owner-field", str(i), 1.0, 32,
+                      meta={"atomic_pair_ps": ps}) for i, ps in ((1, 100000), (2, 120000))]
+    sets += [write_set(tmp_path, "tri-state", "1", 1.0, 32)]
+    report = compare.compare(tmp_path / "out", sets).read_text()
+    figures = json.loads((tmp_path / "out" / "comparison.json").read_text())["rows"]
+    owner = next(r for r in figures if r["variant"] == "owner-field")
+    # 3e6 pairs/s: 333.3 ns a pair, against a 110 ns floor.
+    assert owner["atomic_floor_ns"] == 110
+    assert owner["over_floor"] == 1e9 / 3e6 / 110
+    assert "| 333.3 (333.3-333.3) | 110.0 | 3.03 |" in report
+    assert "| 333.3 (333.3-333.3) | - | - |" in report
+    # Boot by boot: 2 owner-field boots against 1 tri-state boot.
+    assert "### tri-state against owner-field" in report
+    assert "2 against 1 boots, unpaired" in report

@@ -1,42 +1,87 @@
 # SPDX-License-Identifier: GPL-2.0
 """The statistics and the regression verdict, on synthetic result sets."""
 import json
+import math
 
+import numpy as np
 import pytest
 
 import regress
 import stats
 
-
-def test_mann_whitney_exact_tails():
-    # Fully separated samples: the most extreme arrangement of C(m+n, m).
-    assert stats.mann_whitney_u([1, 2, 3], [4, 5, 6]) == (0, pytest.approx(0.1))
-    u, p = stats.mann_whitney_u([6, 7, 8, 9, 10], [1, 2, 3, 4, 5])
-    assert u == 25 and p == pytest.approx(2 / 252)
-    # One swap away from the extreme: 2 arrangements per tail of 252.
-    assert stats.mann_whitney_u([1, 2, 3, 4, 6], [5, 7, 8, 9, 10])[1] == \
-        pytest.approx(4 / 252)
+# Boot-to-boot factors of a quiet host: about 1% apart, as on the reference.
+BOOT_NOISE = [1.0, 1.012, 0.991, 1.004, 0.995, 1.009, 0.988, 1.002]
 
 
-def test_mann_whitney_ties_and_identical_samples():
-    assert stats.mann_whitney_u([1, 1, 1], [1, 1, 1])[1] == 1.0
-    _, p = stats.mann_whitney_u([1, 2, 2, 3, 3], [3, 4, 4, 5, 6])
-    assert 0.01 < p < 0.1
+def test_paired_boots_give_the_ratio_its_interval_and_both_p_values():
+    base = [100, 101, 99, 100, 102]
+    new = [90, 91.5, 88.7, 90.3, 91.6]
+    c = stats.boot_comparison(base, new, paired=True)
+    assert c["boots"] == [5, 5] and c["df"] == 4
+    assert c["ci95"][0] < c["change"] < c["ci95"][1] < 0
+    assert c["change"] == pytest.approx(-0.0995, abs=0.002)
+    assert c["p_value"] < 1e-5
+    # Exact sign flips: 2 of 2^5 arrangements are this extreme.
+    assert c["p_exact"] == pytest.approx(2 / 32)
 
 
-def test_min_p_value_says_when_nothing_can_be_significant():
-    assert stats.min_p_value(3, 3) == pytest.approx(0.1)
-    assert stats.min_p_value(5, 5) < 0.05
+def test_unpaired_boots_use_welch_and_all_relabellings():
+    c = stats.boot_comparison([100, 101, 99, 100, 102], [90, 91, 89, 90],
+                              paired=False)
+    assert c["p_value"] < 1e-4 and c["df"] < 7
+    assert c["p_exact"] == pytest.approx(2 / math.comb(9, 4))
+    with pytest.raises(ValueError):
+        stats.boot_comparison([1, 2], [1], paired=True)
 
 
-def test_bootstrap_interval_brackets_the_change():
-    low, high = stats.bootstrap_change_ci([100, 101, 99, 100, 102],
-                                          [90, 91, 89, 90, 92])
-    assert low < -0.09 < high < 0
+def test_ties_are_exact_and_cannot_fake_significance():
+    """[512]*3 against [1024]*3 was flagged; 3 boots cannot reach p < 0.25
+    with sign flips, and the t test has no spread to use."""
+    c = stats.boot_comparison([512] * 3, [1024] * 3, paired=True)
+    assert c["change"] == pytest.approx(1.0)
+    assert c["p_value"] == c["p_exact"] == pytest.approx(0.25)
+    assert c["ci95"] is None and stats.mde(c, 0.05) is None
+    same = stats.boot_comparison([7, 7, 7], [7, 7, 7], paired=False)
+    assert same["p_exact"] == 1.0
+
+
+def test_one_boot_per_side_says_nothing_of_the_noise():
+    c = stats.boot_comparison([100], [80], paired=True)
+    assert c["change"] == pytest.approx(-0.2)
+    assert (c["p_value"], c["ci95"], stats.mde(c, 0.05)) == (None, None, None)
+
+
+def test_holm_adjusts_and_skips_untested_rows():
+    reject, adjusted = stats.holm([0.01, None, 0.02, 0.5], 0.05)
+    assert reject == [True, False, True, False]
+    assert adjusted == [pytest.approx(0.03), None, pytest.approx(0.04), 0.5]
+    # Alone, 0.04 would pass; as one of 3 it does not.
+    assert stats.holm([0.04, 0.3, 0.6], 0.05)[0] == [False, False, False]
+
+
+@pytest.mark.parametrize("paired", [True, False])
+def test_minimum_detectable_effect_has_the_power_it_claims(paired):
+    """Simulated boots with the claimed MDE as their true effect: about
+    80% of comparisons reject at the level it was computed for."""
+    rng = np.random.default_rng(5)
+    sd, boots, alpha = 0.01, 6, 0.01
+    spread = sd * math.sqrt(2) if paired else sd
+    planned = {"paired": paired, "boots": [boots, boots], "spread": spread}
+    effect = math.log1p(stats.mde(planned, alpha))
+    rejected = 0
+    for _ in range(400):
+        base = np.exp(rng.normal(0, sd, boots))
+        new = np.exp(rng.normal(effect, sd, boots))
+        p = stats.boot_comparison(list(base), list(new), paired)["p_value"]
+        rejected += p < alpha
+    assert 0.72 <= rejected / 400 <= 0.88
+    # More boots, smaller effects.
+    assert stats.mde({**planned, "boots": [12, 12]}, alpha) < stats.mde(planned, alpha)
 
 
 def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50,
-              duration_ms=1000):
+              duration_ms=1000, boot=1.0):
+    """A result set: one boot, whose every point is scaled by boot."""
     path = root / variant / stamp
     path.mkdir(parents=True)
     points = []
@@ -44,14 +89,25 @@ def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50,
         for rep in range(reps):
             points.append({"workload": "contended", "threads": threads,
                            "rep": rep + 1, "cs_loops": cs_loops, "think_loops": 0,
-                           "per_sec": rate * (1 + 0.004 * (rep - reps // 2)),
+                           "per_sec": boot * rate * (1 + 0.004 * (rep - reps // 2)),
                            "latency_ns": {"p50": 1024, "p99": p99}})
     (path / "results.json").write_text(json.dumps({"points": points}))
     (path / "manifest.json").write_text(json.dumps(
-        {"outcome": "ok", "vcpus": 2, "accel": "tcg",
+        {"variant": variant, "outcome": "ok", "vcpus": 2, "accel": "tcg",
          "parameters": {"cs_loops": str(cs_loops),
                         "duration_ms": str(duration_ms)}}))
     return path
+
+
+def write_boots(root, variant, per_sec, boots=4, first=0, **kw):
+    """boots sets of variant, named in start order, with boot-to-boot noise."""
+    return [write_set(root, variant, f"2026120{i}T000000Z-vm", per_sec,
+                      boot=BOOT_NOISE[i % len(BOOT_NOISE)], **kw)
+            for i in range(first, first + boots)]
+
+
+def joined(paths):
+    return ",".join(map(str, paths))
 
 
 def verdicts(report):
@@ -59,60 +115,119 @@ def verdicts(report):
 
 
 def test_a_ten_percent_drop_is_a_regression(tmp_path):
-    base = write_set(tmp_path, "a", "1", {1: 1e6, 2: 2e6})
-    new = write_set(tmp_path, "b", "1", {1: 1e6, 2: 1.8e6})
-    report = regress.regress(str(base), str(new), tmp_path)
+    base = write_boots(tmp_path, "a", {1: 1e6, 2: 2e6})
+    new = write_boots(tmp_path, "b", {1: 1e6, 2: 1.8e6}, first=1)
+    report = regress.regress(joined(base), joined(new), tmp_path)
+    assert report["paired"] and report["tested"] == 4
     assert verdicts(report) == {(1, "throughput"): False, (2, "throughput"): True,
                                 (1, "latency_p99"): False, (2, "latency_p99"): False}
-    assert regress.main(["regress", str(base), str(new)]) == 1
+    assert regress.main(["regress", joined(base), joined(new)]) == 1
 
 
-def test_identical_sets_and_gains_are_not_regressions(tmp_path, capsys):
-    base = write_set(tmp_path, "a", "1", {1: 1e6, 2: 2e6})
-    same = write_set(tmp_path, "a", "2", {1: 1e6, 2: 2e6})
-    faster = write_set(tmp_path, "a", "3", {1: 1.2e6, 2: 2.4e6}, p99=2048)
-    assert regress.regress(str(base), str(same), tmp_path)["regressions"] == 0
-    assert regress.regress(str(base), str(faster), tmp_path)["regressions"] == 0
+def test_identical_designs_and_gains_are_not_regressions(tmp_path, capsys):
+    base = write_boots(tmp_path, "a", {1: 1e6, 2: 2e6})
+    same = write_boots(tmp_path, "b", {1: 1e6, 2: 2e6}, first=3)
+    faster = write_boots(tmp_path, "c", {1: 1.2e6, 2: 2.4e6}, p99=2048)
+    assert regress.regress(joined(base), joined(same), tmp_path)["regressions"] == 0
+    assert regress.regress(joined(base), joined(faster), tmp_path)["regressions"] == 0
     out_json = tmp_path / "r.json"
-    assert regress.main(["regress", str(base), str(faster), "--json",
+    assert regress.main(["regress", joined(base), joined(faster), "--json",
                          str(out_json)]) == 0
     assert json.loads(out_json.read_text())["rows"][0]["change"] > 0.19
     assert "0 regression(s)" in capsys.readouterr().out
 
 
+def test_a_change_within_the_noise_or_the_threshold_is_not_flagged(tmp_path):
+    """Significant but small, or large but noisy: neither is a regression."""
+    base = write_boots(tmp_path, "a", {2: 2e6})
+    small = write_boots(tmp_path, "b", {2: 1.94e6}, first=2)
+    report = regress.regress(joined(base), joined(small), tmp_path)
+    row = report["rows"][0]
+    assert row["p_holm"] < 0.05 and not row["regression"]
+    noisy = [write_set(tmp_path, "c", f"2026120{i}T000000Z-vm", {2: 2e6}, boot=f)
+             for i, f in enumerate((0.7, 1.1, 0.8, 0.95))]
+    row = regress.regress(joined(base), joined(noisy), tmp_path)["rows"][0]
+    assert row["change"] < -0.05 and row["verdict"] == "noise"
+    assert row["mde"] > 0.05
+
+
 def test_latency_growth_beyond_threshold_is_a_regression(tmp_path):
-    base = write_set(tmp_path, "a", "1", {2: 2e6}, p99=4096)
-    new = write_set(tmp_path, "a", "2", {2: 2e6}, p99=8192)
-    assert verdicts(regress.regress(str(base), str(new), tmp_path)) == {
+    base = write_boots(tmp_path, "a", {2: 2e6}, p99=4096)
+    new = [write_set(tmp_path, "b", f"2026120{i}T000000Z-vm", {2: 2e6}, p99=p99)
+           for i, p99 in enumerate((8192, 8000, 8300, 8100))]
+    assert verdicts(regress.regress(joined(base), joined(new), tmp_path)) == {
         (2, "throughput"): False, (2, "latency_p99"): True}
 
 
 def test_threshold_is_settable(tmp_path):
+    base = write_boots(tmp_path, "a", {2: 2e6})
+    new = write_boots(tmp_path, "b", {2: 1.8e6}, first=1)
+    assert regress.main(["regress", joined(base), joined(new)]) == 1
+    assert regress.main(["regress", "--threshold", "15", joined(base), joined(new)]) == 0
+
+
+def test_holm_keeps_many_marginal_rows_from_flagging(tmp_path):
+    """A 7% drop at p = 0.02 in each of 40 rows: alone, each would be a
+    regression; 40 such rows are what chance gives 40 A/A rows."""
+    threads = range(1, 41)
+    base = [write_set(tmp_path, "a", f"2026120{i}T000000Z-vm",
+                      {t: 1e6 for t in threads}) for i in range(3)]
+    spread = 0.07 * math.sqrt(3) / 6.965  # t = 6.965 at 2 df: p = 0.02
+    new = [write_set(tmp_path, "b", f"2026120{i}T000000Z-vm",
+                     {t: 1e6 * math.exp(-0.07 + spread * (1 - i)) for t in threads})
+           for i in range(3)]
+    report = regress.regress(joined(base), joined(new), tmp_path,
+                             metrics=("throughput",))
+    assert report["tested"] == 40 and report["regressions"] == 0
+    assert all(r["p_value"] == pytest.approx(0.02, abs=1e-3) for r in report["rows"])
+
+
+def test_one_boot_per_side_is_reported_but_not_judged(tmp_path, capsys):
     base = write_set(tmp_path, "a", "1", {2: 2e6})
-    new = write_set(tmp_path, "a", "2", {2: 1.8e6})
-    assert regress.main(["regress", "--threshold", "15", str(base), str(new)]) == 0
-
-
-def test_variant_name_means_its_newest_set(tmp_path):
-    write_set(tmp_path, "owner-field", "20261203T100000Z-vm", {2: 2e6})
-    newest = write_set(tmp_path, "owner-field", "20261203T110000Z-vm", {2: 1e6})
-    assert regress.resolve("owner-field", tmp_path) == newest
-    with pytest.raises(regress.InputError):
-        regress.resolve("no-such-variant", tmp_path)
-
-
-def test_too_few_repetitions_warn_loudly(tmp_path):
-    base = write_set(tmp_path, "a", "1", {2: 2e6}, reps=3)
-    new = write_set(tmp_path, "a", "2", {2: 1e6}, reps=3, duration_ms=300)
+    new = write_set(tmp_path, "b", "1", {2: 1e6})
     report = regress.regress(str(base), str(new), tmp_path)
-    # Halved, but 3 against 3 cannot reach p < 0.05: said, not flagged.
-    assert report["regressions"] == 0
-    assert any("cannot flag anything" in w for w in report["warnings"])
-    assert any("duration_ms: 1000 vs 300" in w for w in report["warnings"])
-    # Another critical section is another series: nothing to compare.
-    other = write_set(tmp_path, "a", "3", {2: 1e6}, cs_loops=1200)
-    with pytest.raises(regress.InputError, match="share no series"):
-        regress.regress(str(base), str(other), tmp_path)
+    assert report["tested"] == 0 and report["regressions"] == 0
+    assert report["rows"][0]["change"] == pytest.approx(-0.5)
+    assert any("no row can be judged" in w for w in report["warnings"])
+    assert regress.main(["regress", str(base), str(new)]) == regress.EXIT_NOT_JUDGED
+
+
+def test_variant_names_mean_their_newest_complete_sets(tmp_path):
+    old = write_set(tmp_path, "owner-field", "20261203T100000Z-vm", {2: 2e6})
+    newest = write_set(tmp_path, "owner-field", "20261203T110000Z-vm", {2: 1e6})
+    assert regress.resolve("owner-field", tmp_path) == [newest]
+    assert regress.resolve("owner-field:2", tmp_path) == [old, newest]
+    for spec, error in (("owner-field:3", "only 2 complete"),
+                        ("owner-field:x", "positive count"),
+                        ("no-such-variant", "neither a result set")):
+        with pytest.raises(regress.InputError, match=error):
+            regress.resolve(spec, tmp_path)
+
+
+def test_rounds_pair_the_sets_of_an_interleaved_run(tmp_path):
+    """Relative folders in the rounds file are read from its own folder,
+    as in a committed reference."""
+    ref = tmp_path / "ref"
+    base = write_boots(ref / "sets", "a", {2: 2e6}, boots=3)
+    new = write_boots(ref / "sets", "b", {2: 1.8e6}, boots=3, first=2)
+    (ref / "rounds.txt").write_text("".join(
+        f"{i + 1} a sets/a/{b.name}\n{i + 1} b sets/b/{n.name}\n"
+        for i, (b, n) in enumerate(zip(base, new))))
+    report = regress.regress("a", "b", tmp_path / "elsewhere",
+                             rounds_file=ref / "rounds.txt")
+    assert report["paired"] and report["rows"][0]["boots"] == [3, 3]
+    assert report["rows"][0]["change"] == pytest.approx(-0.1, abs=0.01)
+    assert report["regressions"] == 1
+    with pytest.raises(regress.InputError, match="no round has both"):
+        regress.regress("a", "c", tmp_path, rounds_file=ref / "rounds.txt")
+
+
+def test_unequal_sides_are_compared_unpaired(tmp_path):
+    base = write_boots(tmp_path, "a", {2: 2e6}, boots=5)
+    new = write_boots(tmp_path, "b", {2: 1.8e6}, boots=3, first=2)
+    report = regress.regress(joined(base), joined(new), tmp_path)
+    assert not report["paired"] and "Welch" in report["design"]
+    assert report["regressions"] == 1
 
 
 def test_bad_input_exits_2(tmp_path, capsys):
@@ -125,39 +240,38 @@ def test_bad_input_exits_2(tmp_path, capsys):
     ("--threshold", "x"), ("--alpha", "2"), ("--alpha", "0"), ("--alpha", "nan")])
 def test_bad_threshold_or_alpha_exits_2_before_any_set_is_read(tmp_path, capsys, option, value):
     """THRESHOLD=nan used to hide a 20% regression and exit 0."""
-    base = write_set(tmp_path, "a", "1", {1: 1e6})
-    new = write_set(tmp_path, "b", "1", {1: 0.8e6})
-    assert regress.main(["regress", str(base), str(new)]) == 1
+    base = joined(write_boots(tmp_path, "a", {1: 1e6}))
+    new = joined(write_boots(tmp_path, "b", {1: 0.8e6}, first=2))
+    assert regress.main(["regress", base, new]) == 1
     with pytest.raises(SystemExit) as e:
-        regress.main(["regress", str(base), str(new), option, value])
+        regress.main(["regress", base, new, option, value])
     assert e.value.code == 2
     assert option in capsys.readouterr().err
 
 
 def test_tally_counts_flags_per_metric(tmp_path, capsys):
-    base = write_set(tmp_path, "a", "1", {1: 1e6, 2: 2e6})
-    new = write_set(tmp_path, "a", "2", {1: 1e6, 2: 1.8e6})
+    base = joined(write_boots(tmp_path, "a", {1: 1e6, 2: 2e6}))
+    new = joined(write_boots(tmp_path, "b", {1: 1e6, 2: 1.8e6}, first=1))
     reports = tmp_path / "reports"
     reports.mkdir()
     for pair in (1, 2):
         regress.main(["regress", "--json", str(reports / f"pair{pair}.json"),
-                      str(base), str(new if pair == 1 else base)])
+                      base, new if pair == 1 else base])
     capsys.readouterr()
     assert regress.main(["regress", "--tally", str(reports)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "1 of 8 comparisons flagged", "  throughput: 1 of 4", "  latency_p99: 0 of 4"]
+        "1 of 2 comparisons flagged a regression", "1 of 8 rows flagged",
+        "  throughput: 1 of 4, median MDE 5.9%", "  latency_p99: 0 of 4"]
 
 
-def test_several_sets_per_side_pool_their_repetitions(tmp_path):
-    base = [write_set(tmp_path, "a", str(i), {2: 2e6}) for i in (1, 2)]
-    new = [write_set(tmp_path, "b", str(i), {2: 1.8e6}) for i in (1, 2)]
-    report = regress.regress(",".join(map(str, base)), ",".join(map(str, new)),
-                             tmp_path)
-    row = report["rows"][0]
-    assert (row["base_reps"], row["new_reps"], row["regression"]) == (10, 10, True)
+def test_the_sets_of_a_side_must_be_measured_alike(tmp_path):
+    base = write_boots(tmp_path, "a", {2: 2e6}, boots=2)
     mixed = write_set(tmp_path, "a", "3", {2: 2e6}, cs_loops=1200)
     with pytest.raises(regress.InputError, match="different settings"):
-        regress.regress(f"{base[0]},{mixed}", str(new[0]), tmp_path)
+        regress.regress(f"{base[0]},{mixed}", joined(base), tmp_path)
+    other = write_boots(tmp_path, "c", {2: 1e6}, boots=2, cs_loops=1200)
+    with pytest.raises(regress.InputError, match="share no series"):
+        regress.regress(joined(base), joined(other), tmp_path)
 
 
 def test_a_truncated_set_is_bad_input_not_a_regression(tmp_path, capsys):
@@ -180,6 +294,19 @@ def test_the_newest_set_of_a_variant_is_the_newest_complete_one(tmp_path):
     (crashed / "manifest.json").write_text(json.dumps({**manifest, "outcome": "crashed"}))
     truncated = write_set(tmp_path, "a", "20261203T000000Z-vm", {1: 0.5e6})
     (truncated / "results.json").write_text("")
-    assert regress.resolve("a", tmp_path) == good
+    assert regress.resolve("a", tmp_path) == [good]
     with pytest.raises(regress.InputError, match="not a complete result set"):
         regress.resolve(str(crashed), tmp_path)
+
+
+def test_a_thin_p99_is_left_out_and_said(tmp_path):
+    base = write_boots(tmp_path, "a", {2: 2e6})
+    new = write_boots(tmp_path, "b", {2: 2e6}, p99=8192, first=1)
+    for path in new:
+        data = json.loads((path / "results.json").read_text())
+        for p in data["points"]:
+            p["latency_ns"]["thin"] = ["p99", "p99_9"]
+        (path / "results.json").write_text(json.dumps(data))
+    report = regress.regress(joined(base), joined(new), tmp_path)
+    assert [r["metric"] for r in report["rows"]] == ["throughput"]
+    assert any("20 point(s) timed fewer than 1000" in w for w in report["warnings"])

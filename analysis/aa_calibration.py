@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""A/A calibration of make regress from boots that already ran.
+
+Usage: analysis/aa_calibration.py [--per-side K] [--threshold PCT]
+                                  [--alpha A] [--json FILE] SET...
+SETs are result set folders (one boot each); they are grouped by variant.
+Every split of a variant's boots into two disjoint groups of K (default 2)
+is one A/A comparison, judged exactly as make regress judges (boots paired
+in start order, Holm over the rows): any flag is a false alarm. Prints the
+family-wise false-alarm rate (comparisons that flagged anything) and the
+median minimum detectable effect per row kind.
+
+Splits share boots, so they are not independent comparisons: the rate is
+an estimate from the boots at hand, not a binomial count. For independent
+A/A comparisons, lab/calibrate_regress.sh runs new boots for each.
+"""
+import argparse
+import itertools
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import regress
+from sets import BadSet, load_bench_set
+
+
+def splits(boots, per_side):
+    """Unordered pairs of disjoint groups of per_side boots, each group
+    in start order."""
+    seen = set()
+    for base in itertools.combinations(boots, per_side):
+        rest = [b for b in boots if b not in base]
+        for new in itertools.combinations(rest, per_side):
+            key = frozenset((base, new))
+            if key not in seen:
+                seen.add(key)
+                yield list(base), list(new)
+
+
+def row_kind(row):
+    where = ("uncontended" if row["series"] == "uncontended"
+             else f"{row['threads']} thread(s)")
+    return f"{row['metric']}, {where}"
+
+
+def calibrate(set_dirs, per_side=2, threshold=0.05, alpha=0.05):
+    by_variant = {}
+    for d in sorted(map(Path, set_dirs), key=lambda d: d.name):
+        results, manifest = load_bench_set(d)
+        by_variant.setdefault(manifest.get("variant", "?"), []).append(
+            regress.boot_estimates(results["points"]))
+    comparisons = []
+    for variant, boots in sorted(by_variant.items()):
+        indexed = list(range(len(boots)))
+        for base, new in splits(indexed, per_side):
+            rows = regress.compare([boots[i] for i in base], [boots[i] for i in new],
+                                   True, tuple(regress.METRICS), threshold, alpha)
+            comparisons.append({"variant": variant, "base": base, "new": new,
+                                "flagged": [f"{r['series']} {r['threads']} {r['metric']}"
+                                            for r in rows if r["regression"]],
+                                "rows": rows})
+    if not comparisons:
+        raise ValueError(f"no variant has {2 * per_side} boots to split")
+    return comparisons
+
+
+def summary(comparisons):
+    flagged = sum(bool(c["flagged"]) for c in comparisons)
+    lines = [f"{flagged} of {len(comparisons)} A/A comparisons flagged a "
+             f"regression ({100 * flagged / len(comparisons):.1f}%)"]
+    kinds = {}
+    for c in comparisons:
+        for r in c["rows"]:
+            if r["mde"] is not None:
+                kinds.setdefault(row_kind(r), []).append(r["mde"])
+    for kind, mdes in sorted(kinds.items()):
+        lines.append(f"  MDE {kind}: median {regress.fmt_mde(statistics.median(mdes))} "
+                     f"(range {regress.fmt_mde(min(mdes))} to {regress.fmt_mde(max(mdes))})")
+    for c in comparisons:
+        if c["flagged"]:
+            lines.append(f"  flagged: {c['variant']} boots {c['base']} vs "
+                         f"{c['new']}: {'; '.join(c['flagged'])}")
+    return "\n".join(lines)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("sets", nargs="+")
+    parser.add_argument("--per-side", type=int, default=2)
+    parser.add_argument("--threshold", type=regress.percent, default=5.0)
+    parser.add_argument("--alpha", type=regress.probability, default=0.05)
+    parser.add_argument("--json", help="also write every comparison here")
+    args = parser.parse_args(argv[1:])
+    if args.per_side < 2:
+        parser.error("--per-side must be 2 or more: one boot leaves the noise unknown")
+    try:
+        comparisons = calibrate(args.sets, args.per_side, args.threshold / 100,
+                                args.alpha)
+    except (BadSet, ValueError) as e:
+        print(f"aa_calibration: {e}", file=sys.stderr)
+        return 2
+    print(summary(comparisons))
+    if args.json:
+        Path(args.json).write_text(json.dumps(comparisons, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
