@@ -113,14 +113,58 @@ def test_scheduler_figures_per_acquisition():
 
 
 def test_latency_percentiles_from_log2_buckets():
-    from latency import percentiles
+    from latency import histogram, percentiles
     # 1000 samples: 900 in [256, 512) ns, 90 in [4096, 8192), 10 in [2^20, 2^21).
     hist = [0] * 21
     hist[8], hist[12], hist[20] = 900, 90, 10
-    p = percentiles(hist)
+    p = percentiles(histogram({"h": hist}, "none", "h"))
     assert p == {"p50": 512, "p90": 512, "p99": 8192, "p99_9": 2 ** 21,
                  "max": 2 ** 21}
-    assert percentiles([0, 0]) is None
+    assert percentiles(histogram({"h": [0, 0]}, "none", "h")) is None
+
+
+def c_latency_bucket(ns, sub_bits=4, max_shift=35):
+    """bench-module/latency.c's latency_bucket(), line by line."""
+    shift = ns.bit_length() - 1 - sub_bits if ns >= 1 << sub_bits else 0
+    if shift > max_shift:
+        return (max_shift + 2) * (1 << sub_bits) - 1
+    return shift * (1 << sub_bits) + (ns >> shift)
+
+
+def test_hdr_buckets_invert_the_modules_index_within_3_percent():
+    from latency import hdr_bucket, hdr_value
+    values = list(range(0, 5000)) + [int(1.07 ** k) for k in range(100, 400)]
+    for ns in values:
+        if ns >= 2 ** 40:
+            continue
+        index = c_latency_bucket(ns)
+        low, width = hdr_bucket(index, 4)
+        assert low <= ns < low + width, ns
+        assert abs(hdr_value(index, 4) - ns) <= max(ns / 32, 0.5)
+    # Below 32 ns every ns is its own bucket; the buckets tile the line.
+    assert [hdr_bucket(i, 4) for i in (0, 31, 32, 47, 48)] == [
+        (0, 1), (31, 1), (32, 2), (62, 2), (64, 4)]
+    assert c_latency_bucket(2 ** 45) == 591 == (35 + 2) * 16 - 1
+
+
+def test_hdr_latency_is_net_of_the_clock_and_says_when_it_is_thin():
+    from latency import latency_ns
+    # 2000 samples at 1000 ns, 30 at 5000 ns; the clock read costs 40 ns.
+    point = {"latency_sum_ns": 2000 * 1000 + 30 * 5000,
+             "latency_hdr_ns": {"sub_bits": 4, "counts": [
+                 [c_latency_bucket(1000), 2000], [c_latency_bucket(5000), 30]]}}
+    meta = {"timer_hdr_ns": {"sub_bits": 4, "counts": [
+        [c_latency_bucket(40), 1000], [c_latency_bucket(44), 24]]}}
+    out = latency_ns(point, meta)
+    assert out["timer_subtracted"] == pytest.approx(40, abs=1)
+    assert out["p50"] == pytest.approx(1000 - 40, rel=0.04)
+    assert out["p99"] == pytest.approx(5000 - 40, rel=0.04)
+    assert out["mean"] == pytest.approx(2150000 / 2030 - out["timer_subtracted"])
+    # 2030 samples: 2 expected beyond p99.9, 20 beyond p99.
+    assert out["thin"] == ["p99_9"] and out["samples"] == 2030
+    # A set from before the module timed its clock: nothing subtracted.
+    assert latency_ns(point)["timer_subtracted"] == 0
+    assert latency_ns({"latency_hdr_ns": {"sub_bits": 4, "counts": []}}) is None
 
 
 def test_latency_in_points_and_summary():
@@ -133,6 +177,7 @@ def test_latency_in_points_and_summary():
     assert points[2]["latency_ns"]["p50"] == 32
     (row,) = results.summarise(points)
     assert row["latency_p50_ns"] == 16 and row["latency_p99_9_ns"] == 32
+    assert row["latency_thin"] == ["p50", "p90", "p99", "p99_9"]
     # Without sampling: absent, not zero.
     (row,) = results.summarise([results.with_rates(
         {"workload": "contended", "threads": 1, "cs_loops": 16, "think_loops": 0, "elapsed_ns": 1,
