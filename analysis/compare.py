@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from fairness import jain_index  # noqa: E402
 from regress import COMPARABLE, boot_estimates, settings  # noqa: E402
 import regress  # noqa: E402
-from results import fmt, series_of  # noqa: E402
+from results import fmt, is_disturbed, series_of  # noqa: E402
 from sets import BadSet, is_complete, load_bench_set, newest_set, read_json  # noqa: E402
 import stats  # noqa: E402
 
@@ -72,6 +72,8 @@ def load_sets(paths):
                                      "atomic_pair_ps": [], "boots": []})
         entry["points"] += results["points"]
         entry["boots"].append((path.name, boot_estimates(results["points"])))
+        entry["disturbed"] = (entry.get("disturbed", 0)
+                              + sum(is_disturbed(p) for p in results["points"]))
         entry["manifests"].append(manifest)
         entry["loop_ps"].append((results.get("meta") or {}).get("loop_ps"))
         entry["atomic_pair_ps"].append((results.get("meta") or {}).get("atomic_pair_ps"))
@@ -389,13 +391,16 @@ def against_baseline(variants, baseline, threshold=0.05, alpha=0.05):
     return out
 
 
-def boot_table(variant, baseline, rows):
+def boot_table(variant, baseline, rows, disturbed):
     tested = sum(r["p_value"] is not None for r in rows)
     lines = [f"### {variant} against {baseline}", "",
              f"{rows[0]['boots'][0]} against {rows[0]['boots'][1]} boots"
              f"{', paired by round' if rows[0]['paired'] else ', unpaired'}; "
              f"Holm over {tested} rows at 0.05; MDE: the change this run "
-             f"would have caught with 80% power (at 0.05/{max(tested, 1)}).", "",
+             f"would have caught with 80% power (at 0.05/{max(tested, 1)}). "
+             f"Repetitions left out as disturbed (another process kept the "
+             f"host busy): {disturbed[0]} of {baseline}, {disturbed[1]} of "
+             f"{variant}.", "",
              "| series | threads | metric | change | 95% CI | Holm p | MDE | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -458,7 +463,13 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note, boots=Non
                   "5% and significant after Holm's adjustment. With fewer than "
                   "2 boots a side nothing can be judged (`-`).", ""]
         for variant, boot_rows in boots.items():
-            lines += boot_table(variant, baseline, boot_rows)
+            if not boot_rows:
+                lines += [f"### {variant} against {baseline}", "",
+                          "No series and thread count in common.", ""]
+                continue
+            lines += boot_table(variant, baseline, boot_rows,
+                                (variants[baseline].get("disturbed", 0),
+                                 variants[variant].get("disturbed", 0)))
     for title, name in plots:
         lines += [f"## {title}", "", f"![{title}]({name})", ""]
     (out_dir / "report.md").write_text("\n".join(lines))

@@ -36,7 +36,7 @@ import warnings
 from pathlib import Path
 
 import stats
-from results import series_of
+from results import is_disturbed, series_of
 from sets import BadSet, is_complete, load_bench_set, newest_sets, read_rounds
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
@@ -114,9 +114,12 @@ def estimator(series, threads, metric):
 
 
 def boot_estimates(points):
-    """{(series, threads, metric): the boot's estimate from its repetitions}."""
+    """{(series, threads, metric): the boot's estimate from its repetitions},
+    leaving out the repetitions the host disturbed."""
     reps = {}
     for p in points:
+        if is_disturbed(p):
+            continue
         for metric, (read, _) in METRICS.items():
             value = read(p)
             if value is None:
@@ -249,15 +252,16 @@ def check_alike(spec, manifests):
 
 def load_boots(dirs, spec):
     """[boot_estimates() per set], the first set's manifest, and how many
-    points had a p99 too thin to use."""
-    boots, manifests, thin = [], [], 0
+    points had a p99 too thin to use and how many the host disturbed."""
+    boots, manifests, thin, disturbed = [], [], 0, 0
     for d in dirs:
         points, manifest = load(d)
         boots.append(boot_estimates(points))
         manifests.append(manifest)
         thin += thin_points(points)
+        disturbed += sum(is_disturbed(p) for p in points)
     check_alike(spec, manifests)
-    return boots, manifests[0], thin
+    return boots, manifests[0], thin, disturbed
 
 
 def sides(base_spec, new_spec, results_dir, rounds_file=None):
@@ -287,8 +291,8 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
             threshold=0.05, alpha=0.05, rounds_file=None):
     base_dirs, new_dirs, paired = sides(base_spec, new_spec, results_dir,
                                         rounds_file)
-    base_boots, base_manifest, base_thin = load_boots(base_dirs, base_spec)
-    new_boots, new_manifest, new_thin = load_boots(new_dirs, new_spec)
+    base_boots, base_manifest, base_thin, base_disturbed = load_boots(base_dirs, base_spec)
+    new_boots, new_manifest, new_thin, new_disturbed = load_boots(new_dirs, new_spec)
     rows = compare(base_boots, new_boots, paired, metrics, threshold, alpha)
     if not rows:
         raise InputError("the two sides share no series and thread count")
@@ -299,6 +303,10 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
         notes.append(f"{base_thin + new_thin} point(s) timed fewer than 1000 "
                      "acquisitions: their p99 is left out (a longer "
                      "DURATION_MS or a smaller LATENCY_EVERY gives it samples)")
+    if base_disturbed + new_disturbed:
+        notes.append(f"{base_disturbed} base and {new_disturbed} new repetition(s) "
+                     "left out: other processes kept the host busy during them "
+                     "(host-load.json of their sets)")
     return {
         "base": ",".join(map(str, base_dirs)), "new": ",".join(map(str, new_dirs)),
         "design": (f"{len(base_dirs)} paired boots per side" if paired else
@@ -307,6 +315,7 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
         "metrics": list(metrics), "tested": tested, "rows": rows,
         "warnings": notes,
         "regressions": sum(r["regression"] for r in rows),
+        "disturbed_reps": [base_disturbed, new_disturbed],
     }
 
 

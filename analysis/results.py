@@ -5,7 +5,10 @@
 Usage: analysis/results.py RESULTS.raw RESULTS.json [VCPUS]
 Writes the parsed results and prints a summary; exits 1 when the run failed
 (a test not ok, the plan not met, no totals, a malformed line, a guest with
-fewer CPUs than VCPUS or timestamps from the jiffies clock).
+fewer CPUs than VCPUS or timestamps from the jiffies clock). The runner's
+host-load.json beside RESULTS.raw, when there is one, gives each point what
+else used the host's CPUs meanwhile; a point where that passed
+DISTURBED_OTHER_CPUS is marked disturbed, and make regress leaves it out.
 """
 import json
 import re
@@ -15,9 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fairness import jain_index, max_min_ratio, starved  # noqa: E402
-from latency import percentiles  # noqa: E402
+from latency import latency_ns  # noqa: E402
 from sets import write_atomic  # noqa: E402
 
+# Average host CPUs that processes other than QEMU kept busy during a point
+# beyond which the point is disturbed (see guest/host_load.py).
+DISTURBED_OTHER_CPUS = 0.2
 KTAP_RESULT = re.compile(
     r"^(?P<ok>ok|not ok) (?P<number>\d+)(?: - (?P<name>[^#]*?))?\s*"
     r"(?:#\s*(?P<directive>.*))?$")
@@ -83,7 +89,7 @@ def parse_record(parsed, line, lineno):
     if kind == "meta":
         parsed["meta"] = record
     elif kind == "point":
-        parsed["points"].append(with_rates(record))
+        parsed["points"].append(with_rates(record, parsed["meta"]))
     elif kind == "unlock_probe":
         parsed["unlock_probe"] = record
     elif kind == "check":
@@ -105,12 +111,33 @@ def series_of(point):
     return f"{point['workload']}/C{point['cs_loops']}/W{think}/{pin}"
 
 
-def with_rates(point):
+def with_rates(point, meta=None):
+    """Throughput and latency of a point; meta is the boot's meta record
+    (its clock cost is taken out of the latencies)."""
     point["total"] = sum(point["acquisitions"])
     point["per_sec"] = point["total"] * 1e9 / point["elapsed_ns"]
-    hist = point.get("latency_log2_ns")
-    point["latency_ns"] = percentiles(hist) if hist else None
+    point["latency_ns"] = latency_ns(point, meta)
     return point
+
+
+def is_disturbed(point):
+    return bool((point.get("host") or {}).get("disturbed"))
+
+
+def attach_host_load(parsed, host_load):
+    """Give each point its host interval (the runner's host-load.json), in
+    the order both arrived; a count that differs attaches nothing."""
+    intervals = host_load.get("points") or []
+    if len(intervals) != len(parsed["points"]):
+        parsed["host_load_note"] = (f"{len(intervals)} host intervals for "
+                                    f"{len(parsed['points'])} points: not attached")
+        return
+    for point, interval in zip(parsed["points"], intervals):
+        if interval is None or interval.get("other_cpus") is None:
+            continue
+        point["host"] = {**interval,
+                         "disturbed": interval["other_cpus"] > DISTURBED_OTHER_CPUS}
+    parsed["host_boot"] = host_load.get("boot")
 
 
 def check_complete(parsed):
@@ -149,6 +176,7 @@ def summarise(points):
         rows.append({
             "series": series, "workload": group[0]["workload"], "threads": t,
             "reps": len(rates),
+            "disturbed_reps": sum(is_disturbed(p) for p in group),
             "median_per_sec": statistics.median(rates),
             # For uncontended: the cost of one lock/unlock pair.
             "ns_per_acq": 1e9 / statistics.median(rates),
@@ -166,12 +194,15 @@ def summarise(points):
 
 
 def latency_medians(group):
-    """Median over reps of each point's p50, p99 and p99.9 (ns, log2
-    bucket upper bounds); None where latency was not sampled."""
+    """Median over reps of each point's p50, p99 and p99.9 (ns); None where
+    latency was not sampled; and the percentiles that had too few samples
+    behind them in some rep."""
     out = {}
     for name in ("p50", "p99", "p99_9"):
         values = [p["latency_ns"][name] for p in group if p.get("latency_ns")]
         out[f"latency_{name}_ns"] = statistics.median(values) if values else None
+    out["latency_thin"] = sorted({name for p in group if p.get("latency_ns")
+                                  for name in p["latency_ns"].get("thin", [])})
     return out
 
 
@@ -212,6 +243,9 @@ def main(argv):
         sys.exit(__doc__)
     vcpus = int(argv[3]) if len(argv) == 4 else None
     parsed = parse_raw(Path(argv[1]).read_text(errors="replace"), vcpus)
+    host_load = Path(argv[1]).parent / "host-load.json"
+    if host_load.is_file():
+        attach_host_load(parsed, json.loads(host_load.read_text()))
     parsed["summary"] = summarise(parsed["points"])
     try:
         write_atomic(argv[2], json.dumps(parsed, indent=1) + "\n")
@@ -220,6 +254,14 @@ def main(argv):
               " (is the disk full?)", file=sys.stderr)
         return 2
     print(format_summary(parsed["summary"]))
+    disturbed = sum(is_disturbed(p) for p in parsed["points"])
+    if "host_load_note" in parsed:
+        print(f"mutexlab: host load: {parsed['host_load_note']}", file=sys.stderr)
+    elif disturbed:
+        print(f"mutexlab: {disturbed} of {len(parsed['points'])} points ran while "
+              f"other processes kept more than {DISTURBED_OTHER_CPUS} host CPUs "
+              "busy: marked disturbed, make regress leaves them out",
+              file=sys.stderr)
     for problem in parsed["problems"]:
         print(f"mutexlab: result problem: {problem}", file=sys.stderr)
     return 1 if parsed["problems"] else 0

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from host_load import HostSampler
+
 FAILURE_PATTERNS = [re.compile(p) for p in (
     r"\bOops\b",
     r"\bBUG: ",
@@ -235,6 +237,10 @@ def die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def is_point_record(line):
+    return line.startswith('{"type":"point"')
+
+
 def show_progress(line):
     if re.match(r"(not )?ok \d+ ", line) or line.startswith("# Totals"):
         print(f"  guest: {line}", flush=True)
@@ -265,6 +271,8 @@ def run_guest(cmd, out_dir, watchdog_s):
                                       "(is QEMU installed? run: make deps)"],
                     "qemu_returncode": None, "wall_s": 0.0,
                     "boot_to_first_result_s": None, "watchdog_s": watchdog_s}
+        host = HostSampler(proc.pid)
+        host_points = []
         try:
             while proc.poll() is None:
                 time.sleep(POLL_S)
@@ -275,6 +283,8 @@ def run_guest(cmd, out_dir, watchdog_s):
                 for line in results.new_lines():
                     if first_result_s is None:
                         first_result_s = now
+                    if is_point_record(line):
+                        host_points.append(host.interval())
                     show_progress(line)
                 if failures and reason is None:
                     reason = "crashed"
@@ -297,7 +307,11 @@ def run_guest(cmd, out_dir, watchdog_s):
         if failure_line(line):
             failures.append(line)
     for line in results.rest():
+        if is_point_record(line):
+            host_points.append(None)  # arrived after QEMU ended: unmeasured
         show_progress(line)
+    (out / "host-load.json").write_text(json.dumps(
+        {"boot": host.whole(), "points": host_points}, indent=1) + "\n")
     status_text = read_text(out / "guest-status").strip()
     if reason is None and INTERRUPTIONS and not status_text:
         # QEMU ended just before the signal reached us (or by it).

@@ -6,8 +6,11 @@ Finds the console, results and status files in its -chardev arguments, as
 QEMU would, and plays the scenario named by FAKE_QEMU_SCENARIO.
 """
 import os
+import subprocess
 import sys
 import time
+
+POINT = '{"type":"point","workload":"contended","threads":1,"rep":%d}\n'
 
 
 def chardev_paths(argv):
@@ -56,6 +59,21 @@ def main():
     if scenario == "ok":
         write(paths["results"], "ok 1 - contended/1t/rep1\n"
               "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n")
+        write(paths["status"], "0\n")
+        return 0
+    if scenario == "hog-during-point-2":
+        # Three points; while the second runs, another process (not QEMU's
+        # own thread: the runner must count it as the host's) burns a CPU.
+        for rep in (1, 2, 3):
+            hog = None
+            if rep == 2:
+                hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            time.sleep(0.8)
+            if hog:
+                hog.kill()
+                hog.wait()
+            write(paths["results"], POINT % rep)
+            time.sleep(0.3)  # the runner polls every 0.1 s: one point per poll
         write(paths["status"], "0\n")
         return 0
     if scenario == "bug-then-hang":
