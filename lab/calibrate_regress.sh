@@ -1,19 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Usage: [BASE=owner-field] [NEW=variant] [NEW_VARIANTS_DIR=dir] [PAIRS=5] \
-#        [SETS_PER_SIDE=3] lab/calibrate_regress.sh
+# Usage: [BASE=owner-field] [NEW=variant] [BASE_VARIANTS_DIR=dir] \
+#        [NEW_VARIANTS_DIR=dir] [PAIRS=5] \
+#        [SETS_PER_SIDE=3] [BASE_APPEND=...] [NEW_APPEND=...] \
+#        lab/calibrate_regress.sh
 # Runs BASE and NEW in turn (bench settings as for make bench), SETS_PER_SIDE
 # boots each per comparison, PAIRS comparisons, and asks analysis/regress.py
 # about each, the boots of the two sides paired in the order they ran. With
 # NEW unset (NEW=BASE) it is an A/A test: every comparison that flags
 # anything is a family-wise false alarm. With NEW a slowed mutant
 # (NEW=slow-lock NEW_VARIANTS_DIR=tests/mutants) it shows what is caught.
+# BASE_APPEND and NEW_APPEND go on each side's kernel command line: with
+# BASE=NEW=slow-lock, NEW_APPEND=mutex.test_delay_loops=N slows one kernel
+# by a chosen amount, so that only the boot parameter differs.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 BASE=${BASE:-owner-field}
 NEW=${NEW:-$BASE}
+BASE_VARIANTS_DIR=${BASE_VARIANTS_DIR:-$VARIANTS_DIR}
 NEW_VARIANTS_DIR=${NEW_VARIANTS_DIR:-$VARIANTS_DIR}
+BASE_APPEND=${BASE_APPEND:-}
+NEW_APPEND=${NEW_APPEND:-}
 PAIRS=${PAIRS:-5}
 # A boot is the unit: one per side would leave the noise unknown.
 SETS_PER_SIDE=${SETS_PER_SIDE:-3}
@@ -29,9 +37,9 @@ newest_set() {
 # errexit: a failed run must say so itself, or an older set would be
 # counted in its place.
 run_one() {
-	local variant=$1 dir=$2 before after
+	local variant=$1 dir=$2 append=$3 before after
 	before=$(newest_set "$variant")
-	VARIANT=$variant VARIANTS_DIR=$dir "$LAB_ROOT/lab/bench.sh" >&2 ||
+	VARIANT=$variant VARIANTS_DIR=$dir GUEST_APPEND=$append "$LAB_ROOT/lab/bench.sh" >&2 ||
 		die "the $variant run failed (see above); calibration stopped, nothing counted for it"
 	after=$(newest_set "$variant")
 	[ -n "$after" ] && [ "$after" != "$before" ] || die "the $variant run made no new result set"
@@ -48,8 +56,8 @@ main() {
 		base_sets="" new_sets=""
 		for side in $(seq 1 "$SETS_PER_SIDE"); do
 			log "comparison $pair/$PAIRS, run $side/$SETS_PER_SIDE: $BASE, then $NEW"
-			base_sets+="${base_sets:+,}$(run_one "$BASE" "$VARIANTS_DIR")"
-			new_sets+="${new_sets:+,}$(run_one "$NEW" "$NEW_VARIANTS_DIR")"
+			base_sets+="${base_sets:+,}$(run_one "$BASE" "$BASE_VARIANTS_DIR" "$BASE_APPEND")"
+			new_sets+="${new_sets:+,}$(run_one "$NEW" "$NEW_VARIANTS_DIR" "$NEW_APPEND")"
 		done
 		status=0
 		"$PYTHON" "$LAB_ROOT/analysis/regress.py" --json "$out/pair$pair.json" \
