@@ -11,11 +11,15 @@ source "$(dirname "$0")/lib.sh"
 VARIANT=${VARIANT:-owner-field}
 # check (KASAN) or debug (KASAN, CONFIG_DEBUG_MUTEXES and lockdep; the
 # correctness checks only: lockdep turns the fast paths off, so the
-# free-safety hazard is not the one the benchmark runs).
+# free-safety hazard is not the one the benchmark runs). Not ww_mutex under
+# lockdep: 6.1's test-ww_mutex stress takes 4095 locks of one class under
+# one acquire context, and lockdep's 11-bit hlock->references (2047) overflows
+# there (DEBUG_LOCKS_WARN_ON in __lock_acquire) for every design, upstream's
+# owner-field included; CHECKS=ww_mutex still runs it.
 PROFILE=${PROFILE:-check}
 case "$PROFILE" in
 check) DEFAULT_CHECKS="exclusion free_control free_article free_amdgpu locktorture ww_mutex" ;;
-debug) DEFAULT_CHECKS="exclusion locktorture ww_mutex" ;;
+debug) DEFAULT_CHECKS="exclusion locktorture" ;;
 *) die "make check takes PROFILE=check or PROFILE=debug, got '$PROFILE'" ;;
 esac
 CHECKS=${CHECKS:-$DEFAULT_CHECKS}
