@@ -20,7 +20,6 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
-#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -169,9 +168,6 @@ struct contended_run {
 	struct shard *shards;
 };
 
-/* Acquisition latency: log2 buckets of ns, bucket k is [2^k, 2^(k+1)). */
-#define LATENCY_BUCKETS	40
-
 struct worker {
 	struct contended_run *run;
 	struct task_struct *task;
@@ -180,14 +176,14 @@ struct worker {
 	u32 rng;		/* picks the shard */
 	unsigned int latency_countdown;
 	u64 latency_sum_ns;	/* of the timed acquisitions */
-	u64 latency_hist[LATENCY_BUCKETS];
+	u64 latency_hist[LATENCY_BUCKETS];	/* latency_bucket() of ns */
 } ____cacheline_aligned_in_smp;
 
 /* Times every latency_every-th mutex_lock() of a worker (0: none). */
 static void timed_lock(struct worker *w, struct mutex *lock)
 {
 	u64 t0, ns;
-	int b;
+	unsigned int b;
 
 	/* A countdown, not a modulo: a division is slow under TCG. */
 	if (!latency_every || --w->latency_countdown) {
@@ -198,7 +194,7 @@ static void timed_lock(struct worker *w, struct mutex *lock)
 	t0 = ktime_get_ns();
 	mutex_lock(lock);
 	ns = ktime_get_ns() - t0;
-	b = min_t(int, ilog2(ns | 1), LATENCY_BUCKETS - 1);
+	b = latency_bucket(ns);
 	/* Only this thread writes them; the sweep reads them racily. */
 	WRITE_ONCE(w->latency_hist[b], w->latency_hist[b] + 1);
 	WRITE_ONCE(w->latency_sum_ns, w->latency_sum_ns + ns);
@@ -364,6 +360,31 @@ static void snapshot_sched(struct worker *workers, int nr,
 	}
 }
 
+/*
+ * What one loop of the critical section costs, ps, timed on one thread:
+ * CS_LOOPS and THINK_LOOPS in time. Loops, not ns, are the unit, so that a
+ * slower design does not get less work per acquisition.
+ */
+static u64 loop_cost_ps(void)
+{
+	static const struct workload calibration = { .name = "calibration" };
+	struct shard shard = { .shared = 0 };
+	struct contended_run *run;
+	const unsigned int loops = 100000;
+	u64 t0, ns;
+
+	run = kzalloc(sizeof(*run), GFP_KERNEL);
+	if (!run)
+		return 0;
+	run->wl = &calibration;
+	run->setting.cs_loops = loops;
+	t0 = ktime_get_ns();
+	critical_section(run, &shard);
+	ns = ktime_get_ns() - t0;
+	kfree(run);
+	return ns * 1000 / loops;
+}
+
 struct point_counts {
 	u64 *before, *after;
 	struct sched_counts sched_before, sched_after;
@@ -371,23 +392,18 @@ struct point_counts {
 	u64 latency_sum_before, latency_sum_after;
 	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
 	bool have_events;
+	u64 loop_ps;	/* the canary: loop_cost_ps() just before the point */
 };
 
-/* The merged histogram, up to its last non-empty bucket. */
+/* The merged histogram of the point, and the sum it gives the mean from. */
 static void report_latency(const struct point_counts *c)
 {
-	int b, last = -1;
-
-	for (b = 0; b < LATENCY_BUCKETS; b++)
-		if (c->latency_after[b] != c->latency_before[b])
-			last = b;
-	results_printf("\"latency_every\":%u,\"latency_sum_ns\":%llu,\"latency_log2_ns\":[",
+	results_printf("\"latency_every\":%u,\"latency_sum_ns\":%llu,",
 		       latency_every,
 		       c->latency_sum_after - c->latency_sum_before);
-	for (b = 0; b <= last; b++)
-		results_printf("%s%llu", b ? "," : "",
-			       c->latency_after[b] - c->latency_before[b]);
-	results_printf("],");
+	report_latency_hist("latency_hdr_ns", c->latency_before,
+			    c->latency_after);
+	results_printf(",");
 }
 
 /*
@@ -421,10 +437,10 @@ static void report_point(const struct contended_run *run, int test_nr,
 		       run->wl->hogs ? num_online_cpus() : 0, run->nr_shards);
 	for (i = 0; i < nr; i++)
 		results_printf("%s%llu", i ? "," : "", after[i] - before[i]);
-	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,",
+	results_printf("],\"mutual_exclusion\":%s,\"context_switches\":%llu,\"cpu_ns\":%llu,\"loop_ps\":%llu,",
 		       exclusive ? "true" : "false",
 		       c->sched_after.switches - c->sched_before.switches,
-		       c->sched_after.cpu_ns - c->sched_before.cpu_ns);
+		       c->sched_after.cpu_ns - c->sched_before.cpu_ns, c->loop_ps);
 	report_latency(c);
 	report_event_deltas(c->have_events, c->events_before, c->events_after);
 	results_printf("}\n");
@@ -516,6 +532,11 @@ static int run_point(int test_nr, const struct workload *wl,
 	init_completion(&run->start);
 	run->nr_workers = nr;
 
+	/*
+	 * A canary of the vCPUs' speed, before the workers compete with it:
+	 * under TCG a host that takes time from QEMU makes it read high.
+	 */
+	c->loop_ps = loop_cost_ps();
 	err = start_workers(run, workers, nr);
 	if (!err && wl->hogs)
 		err = start_hogs(run, hogs);
@@ -726,54 +747,13 @@ static void echo_params(const char *when)
 	kfree(l);
 }
 
-/*
- * What one ktime_get_ns() costs here, ns: under TCG the clocksource (hpet)
- * is emulated, and any timing of short intervals pays this twice.
- */
-static u64 timestamp_cost_ns(void)
-{
-	const unsigned int calls = 1000;
-	u64 t0, t1 = 0;
-	unsigned int i;
-
-	t0 = ktime_get_ns();
-	for (i = 0; i < calls; i++)
-		t1 = ktime_get_ns();
-	return (t1 - t0) / calls;
-}
-
-/*
- * What one loop of the critical section costs, ps, timed on one thread:
- * CS_LOOPS and THINK_LOOPS in time. Loops, not ns, are the unit, so that a
- * slower design does not get less work per acquisition.
- */
-static u64 loop_cost_ps(void)
-{
-	static const struct workload calibration = { .name = "calibration" };
-	struct shard shard = { .shared = 0 };
-	struct contended_run *run;
-	const unsigned int loops = 100000;
-	u64 t0, ns;
-
-	run = kzalloc(sizeof(*run), GFP_KERNEL);
-	if (!run)
-		return 0;
-	run->wl = &calibration;
-	run->setting.cs_loops = loops;
-	t0 = ktime_get_ns();
-	critical_section(run, &shard);
-	ns = ktime_get_ns() - t0;
-	kfree(run);
-	return ns * 1000 / loops;
-}
-
 static void report_meta(void)
 {
 	struct param_list *l = kmalloc_array(4, sizeof(*l), GFP_KERNEL);
 
 	report_guest_meta();
-	results_printf("\"timestamp_ns\":%llu,\"loop_ps\":%llu,",
-		       timestamp_cost_ns(), loop_cost_ps());
+	results_printf("\"loop_ps\":%llu,", loop_cost_ps());
+	report_floors();
 	if (!l) {
 		results_printf("\"params\":null}\n");
 		return;

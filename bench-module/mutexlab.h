@@ -26,6 +26,21 @@ void lock_events_put(void);
 bool snapshot_events(u64 *counts);
 void report_event_deltas(bool have, const u64 *before, const u64 *after);
 
+/* latency.c: HDR-style latency histograms (see there) */
+#define LATENCY_SUB_BITS	4
+#define LATENCY_SUB_BUCKETS	(1 << LATENCY_SUB_BITS)
+/*
+ * Values from 2^(LATENCY_MAX_SHIFT + LATENCY_SUB_BITS + 1) ns (~18 min) up
+ * share the last bucket.
+ */
+#define LATENCY_MAX_SHIFT	35
+#define LATENCY_BUCKETS		((LATENCY_MAX_SHIFT + 2) * LATENCY_SUB_BUCKETS)
+unsigned int latency_bucket(u64 ns);
+void report_latency_hist(const char *key, const u64 *before, const u64 *after);
+
+/* floors.c: the clocks' and the fast-path atomics' costs, in this boot */
+void report_floors(void);
+
 /* bench.c: the benchmark sweep (the default) */
 int bench_prepare(void);
 void bench_run(void);

@@ -157,6 +157,7 @@ def test_hdr_latency_is_net_of_the_clock_and_says_when_it_is_thin():
         [c_latency_bucket(40), 1000], [c_latency_bucket(44), 24]]}}
     out = latency_ns(point, meta)
     assert out["timer_subtracted"] == pytest.approx(40, abs=1)
+    assert out["timer_uncertainty"] == pytest.approx(0, abs=1)
     assert out["p50"] == pytest.approx(1000 - 40, rel=0.04)
     assert out["p99"] == pytest.approx(5000 - 40, rel=0.04)
     assert out["mean"] == pytest.approx(2150000 / 2030 - out["timer_subtracted"])
@@ -164,6 +165,7 @@ def test_hdr_latency_is_net_of_the_clock_and_says_when_it_is_thin():
     assert out["thin"] == ["p99_9"] and out["samples"] == 2030
     # A set from before the module timed its clock: nothing subtracted.
     assert latency_ns(point)["timer_subtracted"] == 0
+    assert latency_ns(point)["timer_uncertainty"] is None
     assert latency_ns({"latency_hdr_ns": {"sub_bits": 4, "counts": []}}) is None
 
 
