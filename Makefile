@@ -10,7 +10,7 @@ PYTHON := /usr/bin/python3
 export VARIANT PROFILE VCPUS MEM_MB ACCEL DURATION_MS WARMUP_MS REPS CS_LOOPS \
 	THREADS RESULTS_DIR GUEST_APPEND LAB_CACHE VARIANTS_DIR JOBS \
 	RELEASE_WINDOW_NS CHECKS CHECK_MS PEER_SECS LATENCY_EVERY WORKLOADS \
-	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON ROUNDS_FILE \
+	THINK_LOOPS QUICK FULL PIN SHARDS BASE NEW THRESHOLD REGRESS_JSON ROUNDS_FILE CONFIRM \
 	VARIANTS ROUNDS SETS PLOTS CROSSCHECK CROSSCHECK_THREADS DRY_RUN
 
 .PHONY: bench check compare regress verify test test-host deps variants checkpatch help
@@ -33,7 +33,7 @@ compare:
 regress:
 	@$(PYTHON) analysis/regress.py --threshold "$${THRESHOLD:-5}" \
 		$${REGRESS_JSON:+--json "$$REGRESS_JSON"} \
-		$${ROUNDS_FILE:+--rounds "$$ROUNDS_FILE"} \
+		$${ROUNDS_FILE:+--rounds "$$ROUNDS_FILE"} $${CONFIRM:+--confirm "$$CONFIRM"} \
 		"$${BASE:?BASE=<result set|variant>[,...] is required}" \
 		"$${NEW:?NEW=<result set|variant> is required}"
 
@@ -75,5 +75,6 @@ help:
 	@echo 'Settings (compare): VARIANTS ROUNDS (3) or SETS, and the bench settings'
 	@echo 'Settings (regress): BASE NEW (result sets, or VARIANT[:N] for the newest N; comma-separated)'
 	@echo '  THRESHOLD (percent, 5) ROUNDS_FILE (pair the sets of BASE and NEW by round)'
+	@echo '  CONFIRM=N (rerun each flagged point N boots a side; only a row flagged again counts)'
 	@echo '  REGRESS_JSON (also write the report as JSON); see analysis/regress.py'
 	@echo 'Settings (verify): VARIANTS (default: owner-field legacy tri-state count-only) RESULTS_DIR'

@@ -237,7 +237,9 @@ def plot_latency(variants, out_dir, note):
                     ax.plot(*zip(*pts), marker="o", ls=style,
                             color=colors[i % len(colors)],
                             label=f"{variant} {name.replace('_', '.')}")
-        ax.set(xlabel="threads", ylabel="ns (log2 bucket bound)", yscale="log")
+        # HDR sets: bucket midpoints net of the clock read; older sets: log2
+        # bucket upper bounds.
+        ax.set(xlabel="threads", ylabel="ns", yscale="log")
         ax.set_title(panel_title(series, "lock latency"), fontsize=8)
         ax.legend(fontsize=6)
     return save(fig, out_dir, "latency", note)

@@ -316,6 +316,10 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
         "warnings": notes,
         "regressions": sum(r["regression"] for r in rows),
         "disturbed_reps": [base_disturbed, new_disturbed],
+        # What a confirming rerun needs of each side (analysis/confirm.py).
+        "sides": {side: {"variant": m.get("variant"),
+                         "parameters": m.get("parameters", {})}
+                  for side, m in (("base", base_manifest), ("new", new_manifest))},
     }
 
 
@@ -369,7 +373,12 @@ def main(argv):
                         help="pair BASE's and NEW's sets by round (variant names)")
     parser.add_argument("--metrics", default=",".join(METRICS))
     parser.add_argument("--json", help="also write the report here")
+    parser.add_argument("--confirm", type=int, default=0, metavar="ROUNDS",
+                        help="rerun each flagged row's point ROUNDS times a "
+                        "side, interleaved; only a row flagged again counts")
     args = parser.parse_args(argv[1:])
+    if args.confirm < 0 or args.confirm == 1:
+        parser.error("--confirm takes 0 (no rerun) or 2 or more rounds")
     metrics = tuple(args.metrics.split(","))
     unknown = set(metrics) - set(METRICS)
     if unknown:
@@ -382,6 +391,17 @@ def main(argv):
     except InputError as e:
         print(f"regress: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.confirm and report["regressions"]:
+        import confirm  # here: it imports this module
+        print(format_text(report))
+        print(f"regress: confirming {report['regressions']} flagged row(s) with "
+              f"{args.confirm} new boot(s) a side", flush=True)
+        try:
+            confirm.confirm(report, args.confirm,
+                            Path(results_dir) / "confirm")
+        except confirm.ConfirmError as e:
+            print(f"regress: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     print(format_text(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
