@@ -294,6 +294,11 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
     base_boots, base_manifest, base_thin, base_disturbed = load_boots(base_dirs, base_spec)
     new_boots, new_manifest, new_thin, new_disturbed = load_boots(new_dirs, new_spec)
     rows = compare(base_boots, new_boots, paired, metrics, threshold, alpha)
+    if not rows and base_disturbed + new_disturbed:
+        raise InputError(f"nothing left to compare: {base_disturbed} base and "
+                         f"{new_disturbed} new repetition(s) were left out as "
+                         "disturbed (other processes kept the host busy; see "
+                         "host-load.json in the sets): rerun on a quiet host")
     if not rows:
         raise InputError("the two sides share no series and thread count")
     tested = sum(r["p_value"] is not None for r in rows)

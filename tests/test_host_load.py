@@ -87,3 +87,14 @@ def test_a_slow_canary_marks_its_point_disturbed():
     old = [{"rep": 1}]
     results.mark_canaries(old)
     assert "canary_slow" not in old[0]
+
+
+def test_a_comparison_with_every_rep_disturbed_says_so(tmp_path):
+    sets = write_boots(tmp_path, "a", {2: 2e6}, boots=2)
+    for path in sets:
+        data = json.loads((path / "results.json").read_text())
+        for p in data["points"]:
+            p["host"] = {"other_cpus": 1.0, "disturbed": True}
+        (path / "results.json").write_text(json.dumps(data))
+    with pytest.raises(regress.InputError, match="left out as disturbed"):
+        regress.regress(joined(sets), joined(sets), tmp_path)
