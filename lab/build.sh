@@ -85,8 +85,12 @@ compile_kernel() {
 
 compile_module() {
 	local moddir="$OUT/bench-module" log_file="$OUT/bench-module.log"
+	# Built from a copy so that the checkout stays free of build products,
+	# and from an empty folder: checkouts share this build folder, and an
+	# older checkout's sources (older mtimes) would otherwise be linked with
+	# a newer one's objects, or with its files that the older one lacks.
+	rm -rf "$moddir"
 	mkdir -p "$moddir"
-	# Built from a copy so that the checkout stays free of build products.
 	cp -p "$LAB_ROOT"/bench-module/*.[ch] "$LAB_ROOT"/bench-module/Kbuild "$moddir"/
 	if ! kmake M="$moddir" modules >"$log_file" 2>&1; then
 		cat "$log_file" >&2
