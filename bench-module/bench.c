@@ -392,7 +392,7 @@ struct point_counts {
 	u64 latency_sum_before, latency_sum_after;
 	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
 	bool have_events;
-	u64 loop_ps;	/* the canary: loop_cost_ps() just before the point */
+	u64 loop_ps;	/* loop_cost_ps() just before the point */
 };
 
 /* The merged histogram of the point, and the sum it gives the mean from. */
@@ -533,8 +533,9 @@ static int run_point(int test_nr, const struct workload *wl,
 	run->nr_workers = nr;
 
 	/*
-	 * A canary of the vCPUs' speed, before the workers compete with it:
-	 * under TCG a host that takes time from QEMU makes it read high.
+	 * The vCPU's speed just before the point, before the workers compete
+	 * with it. Recorded, not judged by: under TCG it spreads by 3x on a
+	 * quiet host (analysis/results.py, is_disturbed()).
 	 */
 	c->loop_ps = loop_cost_ps();
 	err = start_workers(run, workers, nr);

@@ -77,18 +77,6 @@ def test_disturbed_points_are_marked_counted_and_left_out(tmp_path):
     assert any("4 new repetition(s) left out" in w for w in report["warnings"])
 
 
-def test_a_slow_canary_marks_its_point_disturbed():
-    """loop_ps, timed by the guest before each point, reads high when the
-    host took time from the vCPU; points of sets without it are left be."""
-    points = [{"loop_ps": ps} for ps in (3000, 3100, 2900, 9000, 3050)] + [{}]
-    results.mark_canaries(points)
-    assert [results.is_disturbed(p) for p in points] == [
-        False, False, False, True, False, False]
-    old = [{"rep": 1}]
-    results.mark_canaries(old)
-    assert "canary_slow" not in old[0]
-
-
 def test_a_comparison_with_every_rep_disturbed_says_so(tmp_path):
     sets = write_boots(tmp_path, "a", {2: 2e6}, boots=2)
     for path in sets:
