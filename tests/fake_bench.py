@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Stands in for lab/bench.sh in the confirmation tests: writes a result
 set of the one point asked for, as bench.sh's environment describes it.
-A GUEST_APPEND with "slow" makes the kernel 10% slower; every boot is
+Empty settings (make exports the unset ones empty) take the defaults. A
+GUEST_APPEND with "slow" makes the kernel 10% slower; every boot is
 about 1% off the last (a counter in RESULTS_DIR)."""
 import json
 import os
@@ -22,12 +23,12 @@ def main():
     rate = 1e6 * (0.9 if "slow" in env.get("GUEST_APPEND", "") else 1.0)
     rate *= 1 + 0.01 * ((boot * 7) % 3 - 1)
     workload = env["WORKLOADS"]
-    points = [{"workload": workload, "threads": int(env.get("THREADS", 1)),
-               "rep": rep, "cs_loops": int(env.get("CS_LOOPS", 0)),
-               "think_loops": int(env.get("THINK_LOOPS", 0)),
+    points = [{"workload": workload, "threads": int(env.get("THREADS") or 1),
+               "rep": rep, "cs_loops": int(env.get("CS_LOOPS") or 0),
+               "think_loops": int(env.get("THINK_LOOPS") or 0),
                "pinned": env.get("PIN") == "1",
                "per_sec": rate * (1 + 0.002 * rep), "latency_ns": None}
-              for rep in range(1, int(env.get("REPS", 5)) + 1)]
+              for rep in range(1, int(env.get("REPS") or 5) + 1)]
     (out / "results.json").write_text(json.dumps({"points": points}))
     (out / "manifest.json").write_text(json.dumps(
         {"variant": env["VARIANT"], "outcome": "ok",
