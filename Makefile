@@ -70,7 +70,7 @@ help:
 	@echo '  RELEASE_WINDOW_NS LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'
 	@echo '  DRY_RUN=1 (bench, check): check the settings, print the plan, build and boot nothing'
 	@echo 'Settings (check): VARIANT PROFILE=check|debug VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'
-	@echo '  free_amdgpu locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'
+	@echo '  free_amdgpu watch locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'
 	@echo '  (default 1000000 for the free_* checks); see lab/check.sh'
 	@echo 'Settings (compare): VARIANTS ROUNDS (3) or SETS, and the bench settings'
 	@echo 'Settings (regress): BASE NEW (result sets, or VARIANT[:N] for the newest N; comma-separated)'

@@ -2,17 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 """Judge a `make check` result set: one folder per check, each one boot.
 
-Usage: analysis/check_verdict.py CHECK_SET_DIR
+Usage: analysis/check_verdict.py [--vmlinux VMLINUX] CHECK_SET_DIR
        analysis/check_verdict.py --tally CHECK_SET_DIR...
 Writes verdict.json and verdict.ktap into CHECK_SET_DIR and prints them.
+With --vmlinux (the kernel that ran), a watchpoint's evidence names the
+accessing instruction, disassembled.
 Exit status: 0 all checks passed, 1 a check failed, 2 nothing to judge.
 With --tally, counts per check the sets (already judged) in which it failed.
 
 A check passes when its guest ended cleanly (no oops, BUG, WARNING, KASAN
 report or hung task on the console; exit status 0) and its own results say
-so: the lab's checks in KTAP, locktorture in its final statistics. The
-detector of an access after release is KASAN, read from the console, never
-the variant's own claim.
+so: the lab's checks in KTAP, locktorture in its final statistics, and when
+the slow-path events it exists to exercise happened. An access after
+release is seen by two detection methods, neither of them the variant's own
+claim: KASAN on the console (free_article, free_amdgpu), and hardware
+watchpoints on the mutex (watch), which need no release point marked by the
+design. verdict.json names the methods that ran and whether each was seen
+to work on its control.
 """
 import json
 import re
@@ -21,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import parse_raw  # noqa: E402
+import trap_site  # noqa: E402
 
 # Which property each check speaks for, in the order they are reported.
 PROPERTIES = {
@@ -31,7 +38,26 @@ PROPERTIES = {
     "free_control": "free_safety_control",
     "free_article": "free_safe",
     "free_amdgpu": "free_safe",
+    # Hardware watchpoints on the mutex: no release window needed.
+    "watch": "free_safe",
 }
+# The lock events (variants/common/0001) each check exists to exercise: a
+# run in which one never happened did not test what the check is for. Only
+# events every design has: legacy and count-only never hand off, so
+# mutex_handoff is counted (in coverage) but not required.
+# exclusion's interrupted and killed waits are its own KTAP tests; ww_mutex's
+# back-off is test-ww_mutex's own (its kernel counts no events).
+EXERCISES = {
+    "exclusion": ("mutex_opt_lock", "mutex_sleep", "mutex_wake",
+                  "mutex_unlock_slowpath"),
+    "free_article": ("mutex_sleep", "mutex_wake", "mutex_unlock_slowpath"),
+    "free_amdgpu": ("mutex_opt_lock", "mutex_sleep", "mutex_unlock_slowpath"),
+    "watch": ("mutex_opt_lock", "mutex_sleep", "mutex_wake",
+              "mutex_unlock_slowpath"),
+}
+# watch's tests that prove its method rather than judge the design.
+WATCH_METHOD_TESTS = ("control_caught", "every_access_kind_traps",
+                      "raced_unlocks")
 # A guest that stopped making progress: a task blocked past the hung-task
 # timeout (the runner makes it a panic), or an RCU stall.
 HANG_LINE = re.compile(r"INFO: task .* blocked for more than|rcu: INFO: .*stall|"
@@ -109,6 +135,35 @@ def judge_module_check(run, raw_text):
     return not parsed["problems"], parsed["problems"], details
 
 
+def coverage(name, details):
+    """{event: count} of the events the check exists to exercise, or None
+    where the kernel counts none (stock); and the events that never
+    happened."""
+    events = next((r.get("lock_events") for r in details.get("records") or []
+                   if "lock_events" in r), None)
+    wanted = EXERCISES.get(name, ())
+    if not wanted or events is None:
+        return None, []
+    return dict(events), [e for e in wanted if not events.get(e)]
+
+
+def watch_record(details):
+    return next((r for r in (details or {}).get("records") or []
+                 if r.get("check") == "watch"), None)
+
+
+def watch_failed_property(details):
+    """watch fails free_safe on an access after release; a miss of its own
+    control (or no race opened) says its method proved nothing."""
+    failed = {t["name"].rsplit("/", 1)[-1] for t in details.get("tests") or []
+              if not t["ok"]}
+    if "no_access_after_release" in failed:
+        return "free_safe"
+    if failed & set(WATCH_METHOD_TESTS):
+        return "detection_control"
+    return None
+
+
 def judge_locktorture(run, raw_text):
     writes = [m.groupdict() for m in LOCKTORTURE_WRITES.finditer(raw_text)]
     problems = []
@@ -138,7 +193,15 @@ def judge_ww_mutex(run, raw_text):
 JUDGES = {"locktorture": judge_locktorture, "ww_mutex": judge_ww_mutex}
 
 
-def judge_check(name, folder):
+def with_access(hits, vmlinux):
+    """Each hit with the instruction that made the access, where known."""
+    if not vmlinux:
+        return hits
+    return [dict(hit, access=trap_site.access_before(vmlinux, hit["trapped_at"]))
+            for hit in hits]
+
+
+def judge_check(name, folder, vmlinux=None):
     folder = Path(folder)
     run = json.loads(read(folder / "run.json") or "{}")
     raw_text = read(folder / "results.raw")
@@ -148,13 +211,27 @@ def judge_check(name, folder):
     ok, problems, details = JUDGES.get(name, judge_module_check)(run, raw_text)
     outcome = run.get("outcome")
     evidence = None
+    counts, missed = coverage(name, details)
+    prop = None
     if outcome != "ok":
         ok = False
         problems.insert(0, f"guest outcome: {outcome}")
         evidence = {"failure_lines": run.get("failure_lines", [])[:10],
                     "kasan": kasan_evidence(read(folder / "console.log"))}
+        prop = failed_property(name, run)
+    elif name == "watch" and not ok:
+        prop = watch_failed_property(details) or PROPERTIES[name]
+        record = watch_record(details) or {}
+        if record.get("accesses_after_release"):
+            evidence = {"accesses_after_release": with_access(
+                record["accesses_after_release"], vmlinux)}
+    elif not ok:
+        prop = PROPERTIES[name]
+    if missed and ok:
+        ok, prop = False, "coverage"
+        problems.append("never happened in this run: " + ", ".join(missed))
     return {"check": name, "ok": ok, "problems": problems,
-            "failed_property": None if ok else failed_property(name, run),
+            "failed_property": prop, "coverage": counts,
             "evidence": evidence, "details": details,
             "guest_wall_s": run.get("wall_s"), "append": run.get("append")}
 
@@ -185,6 +262,11 @@ def property_verdicts(results):
             verdicts[prop] = bad
         elif "progress" in failed:
             verdicts[prop] = "unknown: a check hung (see progress)"
+        elif "detection_control" in failed:
+            verdicts[prop] = "unknown: a detector missed its control (see methods)"
+        elif "coverage" in failed:
+            verdicts[prop] = ("unknown: a check never exercised what it "
+                              "exists for (see its coverage)")
         elif failed:
             verdicts[prop] = "unknown: a check did not finish"
         else:
@@ -196,8 +278,10 @@ def property_verdicts(results):
                                             for r in results) else "ok")
     # Without a window the hazard is a few instructions wide: a pass then
     # says little (the stock variant has no window to open).
+    # watch needs no window: its pass stands on its own.
     free = [r for r in results if PROPERTIES[r["check"]] == "free_safe"]
-    if verdicts["free_safe"] == "yes" and not all(
+    if verdicts["free_safe"] == "yes" and not any(
+            r["check"] == "watch" for r in free) and not all(
             ((r.get("details") or {}).get("meta") or {}).get("release_window_ns")
             for r in free):
         verdicts["free_safe"] = "yes, but without a release window: weak evidence"
@@ -208,12 +292,60 @@ def property_verdicts(results):
     return verdicts
 
 
+def detection_methods(results):
+    """The ways an access after release was looked for in this set, what
+    each can see, and whether each was seen to work on its control."""
+    methods = {}
+    by_name = {r["check"]: r for r in results}
+    kasan = [r for r in results if r["check"] in ("free_article", "free_amdgpu")]
+    if kasan:
+        control = by_name.get("free_control")
+        windows = sorted({((r.get("details") or {}).get("meta") or {})
+                          .get("release_window_ns") or 0 for r in kasan})
+        methods["kasan_release_window"] = {
+            "checks": [r["check"] for r in kasan],
+            "sees": "an access to the object once it is freed; the race is "
+                    "widened only at the release points the design marks",
+            "release_window_ns": windows,
+            "control": ("free_control (a spinlock) clean" if control and control["ok"]
+                        else "free_control (a spinlock) reported: the harness is at fault"
+                        if control else "no control ran in this set"),
+            "control_ok": bool(control and control["ok"]),
+        }
+    record = watch_record(by_name.get("watch", {}).get("details"))
+    if "watch" in by_name:
+        rec = record or {}
+        traps_on = rec.get("traps_on") or {}
+        methods["hw_watchpoint"] = {
+            "checks": ["watch"],
+            "sees": "any access by an unlocking task to the mutex's bytes after "
+                    "another task's mutex_lock() returned; every access of the "
+                    "unlocking task is followed by a random delay, marked or not",
+            "watched_bytes": rec.get("watched_bytes"),
+            "mutex_bytes": rec.get("mutex_bytes"),
+            "traps_on": traps_on,
+            "raced_unlocks": rec.get("raced_unlocks"),
+            "unlocks": rec.get("unlocks"),
+            "control": (f"caught {rec.get('control_caught')} of "
+                        f"{rec.get('control_reads')} late reads by the harness"
+                        if record else "no record: the check did not finish"),
+            "control_ok": bool(record and rec.get("control_caught")
+                               and traps_on and all(traps_on.values())),
+        }
+    return methods
+
+
 def ktap(results):
     lines = ["KTAP version 1", f"1..{len(results)}"]
     for n, r in enumerate(results, 1):
         why = f" # {r['problems'][0]}" if r["problems"] else ""
         lines.append(f"{'ok' if r['ok'] else 'not ok'} {n} - {r['check']}{why}")
         ev = r["evidence"] or {}
+        for hit in (ev.get("accesses_after_release") or [])[:2]:
+            lines.append(f"# {hit['task']} trapped at {hit['trapped_at']}")
+            if hit.get("access"):
+                lines.append(f"# access: {hit['access']}")
+            lines.append(f"# stack: {' < '.join(hit['stack'][:4])}")
         if ev.get("kasan"):
             k = ev["kasan"]
             lines.append(f"# {k['title']}")
@@ -228,14 +360,14 @@ def ktap(results):
     return "\n".join(lines) + "\n"
 
 
-def judge_set(out):
+def judge_set(out, vmlinux=None):
     out = Path(out)
     folders = [d for d in sorted(out.iterdir()) if d.is_dir()
                and d.name in PROPERTIES]
     # The order the checks are listed in, not the alphabet's.
     order = list(PROPERTIES)
     folders.sort(key=lambda d: order.index(d.name))
-    results = [judge_check(d.name, d) for d in folders]
+    results = [judge_check(d.name, d, vmlinux) for d in folders]
     # What the lab's module said of the guest, from the first check that ran.
     meta = next((r["details"]["meta"] for r in results
                  if (r.get("details") or {}).get("meta")), None)
@@ -247,6 +379,7 @@ def judge_set(out):
     return {"outcome": ("interrupted" if interrupted else
                         "checks-passed" if passed else "checks-failed"),
             "verdict": property_verdicts(results),
+            "methods": detection_methods(results),
             "meta": meta, "checks": results}
 
 
@@ -278,10 +411,13 @@ def main(argv):
     if len(argv) > 2 and argv[1] == "--tally":
         print_tally(tally(argv[2:]))
         return 0
+    vmlinux = None
+    if len(argv) == 4 and argv[1] == "--vmlinux":
+        vmlinux, argv = argv[2], argv[:1] + argv[3:]
     if len(argv) != 2:
         sys.exit(__doc__)
     out = Path(argv[1])
-    verdict = judge_set(out)
+    verdict = judge_set(out, vmlinux)
     if not verdict["checks"]:
         print(f"mutexlab: error: no check folders in {out}", file=sys.stderr)
         return 2
@@ -291,6 +427,9 @@ def main(argv):
     print(text, end="")
     for prop, value in verdict["verdict"].items():
         print(f"{prop}: {value}")
+    for method, m in verdict["methods"].items():
+        print(f"method {method}: control {'ok' if m['control_ok'] else 'NOT SEEN'}"
+              f" ({m['control']})")
     return 0 if verdict["outcome"] == "checks-passed" else 1
 
 

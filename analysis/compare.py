@@ -315,8 +315,12 @@ def newest_verdict(checks_dir, variant):
     sets = sorted((Path(checks_dir) / variant).glob("check-*/verdict.json"))
     if not sets:
         return None
-    return {"set": str(sets[-1].parent),
-            **json.loads(sets[-1].read_text())["verdict"]}
+    verdict = json.loads(sets[-1].read_text())
+    # Sets judged before the methods were named have none.
+    methods = {m: v.get("control_ok") for m, v in
+               (verdict.get("methods") or {}).items()}
+    return {"set": str(sets[-1].parent), **verdict["verdict"],
+            "detection_methods": methods}
 
 
 def newest_model_verdicts(results_dir):
@@ -365,6 +369,7 @@ def recommend(variants, baseline, bands, figures, verdicts, models=None):
             "variant": variant,
             "mutual_exclusion": v.get("mutual_exclusion", "not checked"),
             "free_safe": v.get("free_safe", "not checked"),
+            "detection_methods": v.get("detection_methods") or {},
             "model": model_summary((models or {}).get(variant)),
             "gates": v.get("mutual_exclusion") == "ok" and v.get("free_safe") == "yes",
             "worst_contended_ratio": min(ratios) if ratios else None,
@@ -457,6 +462,12 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note, boots=Non
               "and one release compare-and-exchange on a private word, timed in "
               "the same boots (the fast path's atomics without a mutex): "
               "pair / floor is what the design adds to them.", ""]
+    lines += [f"- {r['variant']}: free-safety looked for by " + (", ".join(
+        f"{m} (control {'seen' if ok else 'NOT seen'})"
+        for m, ok in r["detection_methods"].items()) or "no named method "
+        "(a set judged before methods were recorded)")
+        for r in rows if r["free_safe"] != "not checked"]
+    lines.append("")
     if boots:
         lines += ["## Against the baseline, boot by boot", "",
                   "Each boot (result set) gives one estimate per row, the median "

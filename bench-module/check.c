@@ -233,7 +233,7 @@ static void report_ways(const char *key, const u64 *per_way)
 	results_printf("}");
 }
 
-static void ktap_result(int nr, bool ok, const char *name, const char *why)
+void check_ktap_result(int nr, bool ok, const char *name, const char *why)
 {
 	results_printf("%sok %d - %s/%s%s%s\n", ok ? "" : "not ", nr,
 		       check_name, name, ok ? "" : " # ", ok ? "" : why);
@@ -241,12 +241,13 @@ static void ktap_result(int nr, bool ok, const char *name, const char *why)
 
 static int run_exclusion(void)
 {
+	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
 	struct excl_worker *workers;
 	struct task_struct *signaller;
 	struct way_counts sum;
 	struct excl_state *s;
 	u64 total = 0, ways_taken = 0;
-	bool exclusive, interrupted;
+	bool exclusive, interrupted, have_events;
 	int i, violations, passed = 0, err = 0;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
@@ -257,6 +258,7 @@ static int run_exclusion(void)
 	}
 	mutex_init(&s->lock);
 	atomic_set(&s->dec_refs, DEC_REFS);
+	have_events = snapshot_events(events_before);
 	for (i = 0; i < nr_threads; i++) {
 		workers[i].s = s;
 		workers[i].task = kthread_run(excl_worker_fn, &workers[i],
@@ -285,6 +287,8 @@ static int run_exclusion(void)
 	}
 	if (err)
 		goto out;
+	if (have_events)
+		have_events = snapshot_events(events_after);
 
 	sum_ways(workers, &sum);
 	for (i = 0; i < NR_WAYS; i++) {
@@ -305,17 +309,19 @@ static int run_exclusion(void)
 	report_ways("interrupted", sum.interrupted);
 	results_printf(",");
 	report_ways("not_taken", sum.not_taken);
+	results_printf(",");
+	report_event_deltas(have_events, events_before, events_after);
 	results_printf("}\n");
 
 	/* Lost increments are overlaps that the owner word did not catch. */
 	exclusive = !violations && s->entries == total;
 	passed += exclusive;
-	ktap_result(1, exclusive, "mutual_exclusion", "two owners at once");
+	check_ktap_result(1, exclusive, "mutual_exclusion", "two owners at once");
 	passed += ways_taken == NR_WAYS;
-	ktap_result(2, ways_taken == NR_WAYS, "every_way_taken",
+	check_ktap_result(2, ways_taken == NR_WAYS, "every_way_taken",
 		    "some way of locking never took the mutex");
 	passed += interrupted;
-	ktap_result(3, interrupted, "interrupted_waits",
+	check_ktap_result(3, interrupted, "interrupted_waits",
 		    "no _interruptible or no _killable wait was interrupted");
 	pr_info("exclusion: %llu acquisitions, %d violations\n", total,
 		violations);
@@ -573,7 +579,7 @@ out:
 		kfree(workers);
 		kfree(run);
 	}
-	ktap_result(1, !err && rounds, "rounds",
+	check_ktap_result(1, !err && rounds, "rounds",
 		    err ? "error" : "no round ran");
 	if (err)
 		results_printf("# error %d\n", err);
@@ -601,12 +607,18 @@ static int run_free_control(void)
 	return run_free_check(false, true);
 }
 
+static int run_watch(void)
+{
+	return watch_run(check_ms, nr_threads);
+}
+
 /* Chosen by name, like locktorture's ops. */
 static const struct mutex_check checks[] = {
 	{ "exclusion", 3, run_exclusion },
 	{ "free_article", 1, run_free_article },
 	{ "free_amdgpu", 1, run_free_amdgpu },
 	{ "free_control", 1, run_free_control },
+	{ "watch", 4, run_watch },
 };
 
 static const struct mutex_check *chosen;
@@ -626,8 +638,7 @@ int check_prepare(const char *name)
 		if (!strcmp(name, checks[i].name))
 			chosen = &checks[i];
 	if (!chosen) {
-		pr_err("unknown check '%s' (exclusion, free_article, free_amdgpu, free_control)\n",
-		       name);
+		pr_err("unknown check '%s'\n", name);
 		return -EINVAL;
 	}
 	check_name = chosen->name;

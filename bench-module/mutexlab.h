@@ -50,5 +50,9 @@ void bench_exit(void);
 int check_prepare(const char *name);
 void check_run(void);
 void check_exit(void);
+void check_ktap_result(int nr, bool ok, const char *name, const char *why);
+
+/* watch.c: free-safety seen by hardware watchpoints on the mutex */
+int watch_run(unsigned int duration_ms, unsigned int nr_threads);
 
 #endif /* MUTEXLAB_H */

@@ -29,6 +29,7 @@ RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export RESULTS_DIR PLOTS=0 CROSSCHECK=0
 
 newest_set() {
+	[ -d "$RESULTS_DIR/$1" ] || return 0
 	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' 2>/dev/null |
 		sort | tail -n 1
 }

@@ -18,7 +18,7 @@ VARIANT=${VARIANT:-owner-field}
 # owner-field included; CHECKS=ww_mutex still runs it.
 PROFILE=${PROFILE:-check}
 case "$PROFILE" in
-check) DEFAULT_CHECKS="exclusion free_control free_article free_amdgpu locktorture ww_mutex" ;;
+check) DEFAULT_CHECKS="exclusion free_control free_article free_amdgpu watch locktorture ww_mutex" ;;
 debug) DEFAULT_CHECKS="exclusion locktorture" ;;
 *) die "make check takes PROFILE=check or PROFILE=debug, got '$PROFILE'" ;;
 esac
@@ -39,7 +39,7 @@ PEER_SECS=${PEER_SECS:-10}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 GUEST_APPEND=${GUEST_APPEND:-}
 
-KNOWN_CHECKS="exclusion free_control free_article free_amdgpu locktorture ww_mutex"
+KNOWN_CHECKS="exclusion free_control free_article free_amdgpu watch locktorture ww_mutex"
 
 # The settings a result set records in its manifest.
 SETTINGS=(VCPUS MEM_MB ACCEL CHECKS CHECK_MS RELEASE_WINDOW_NS PEER_SECS
@@ -92,13 +92,24 @@ expected_seconds() {
 	esac
 }
 
+# watch's watchpoints must trap on locked read-modify-writes, which QEMU
+# 7.2's multi-threaded TCG does not check (the check's own probe shows it):
+# its vCPUs are interleaved on one host thread. KVM is not affected.
+tcg_threads() {
+	case "$1" in
+	watch) echo single ;;
+	*) echo multi ;;
+	esac
+}
+
 # A crashed or failed guest is a verdict, not an error of the lab.
 run_check() {
 	local check=$1 dir="$OUT/$1"
 	mkdir -p "$dir"
 	log "check $check: $(check_append "$check")"
 	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$dir" "$(expected_seconds "$check")" \
-		"$(check_append "$check")" || log "check $check: the guest did not end cleanly"
+		"$(check_append "$check")" "$(tcg_threads "$check")" ||
+		log "check $check: the guest did not end cleanly"
 }
 
 
@@ -131,7 +142,8 @@ main() {
 		[ -z "${INTERRUPTED:-}" ] || break
 	done
 	rm -f "$OUT/initramfs.cpio"
-	"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" "$OUT" || verdict_status=$?
+	"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" --vmlinux "$BUILD/vmlinux" "$OUT" ||
+		verdict_status=$?
 	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
 	write_manifest "${SETTINGS[@]}"
 	[ -z "${INTERRUPTED:-}" ] ||

@@ -17,7 +17,10 @@ verdict_outcome() {
 	"$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("outcome", ""))' "$1"
 }
 
+# None yet (a new RESULTS_DIR): empty, not a failed pipeline that set -e
+# would end the script on without a word.
 newest_check_set() {
+	[ -d "$RESULTS_DIR/$VARIANT" ] || return 0
 	find "$RESULTS_DIR/$VARIANT" -mindepth 1 -maxdepth 1 -type d -name 'check-*' \
 		2>/dev/null | sort | tail -n 1
 }

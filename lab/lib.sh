@@ -68,7 +68,7 @@ require_variant() {
 	grep -qxF -- "$variant" <<<"$variants" ||
 		die "unknown VARIANT '$variant'; variants in $VARIANTS_DIR: ${variants//$'\n'/ }"
 	# Here, not in the subshells that list the series, where die is lost.
-	extended_variant_dir "$variant" >/dev/null
+	variant_series_dirs "$variant" >/dev/null
 }
 
 # A variant builds on the common series unless its folder has a file named
@@ -76,25 +76,35 @@ require_variant() {
 uses_common_series() { [ ! -e "$VARIANTS_DIR/$1/no-common-series" ]; }
 
 # A variant that builds on another (count-only on legacy, a test-only mutant
-# on owner-field) names, in a file named extends, the variant of
-# $LAB_ROOT/variants whose series it adds its patches to. One level only.
-extended_variant_dir() {
-	local file="$VARIANTS_DIR/$1/extends" base
+# on tri-state) names, in a file named extends, the variant of
+# $LAB_ROOT/variants whose series it adds its patches to; that one may
+# extend another in turn (tri-state on owner-field).
+extended_variant() {
+	local file="$2/$1/extends" base
 	[ -f "$file" ] || return 0
 	base=$(<"$file")
 	[ -f "$LAB_ROOT/variants/$base/README.md" ] ||
 		die "variant $1 extends '$base', which is not in $LAB_ROOT/variants"
-	printf '%s\n' "$LAB_ROOT/variants/$base"
+	printf '%s\n' "$base"
 }
 
-# The folders whose patches make up a variant, in the order they apply.
+# The folders whose patches make up a variant, in the order they apply:
+# the common series, then each base's series from the deepest one on.
 variant_series_dirs() {
-	local variant=$1
-	if uses_common_series "$variant"; then
+	local variant=$1 dir=$VARIANTS_DIR base depth=0
+	local -a chain=("$VARIANTS_DIR/$variant")
+	while :; do
+		# extended_variant's die only ends its subshell: stop here too.
+		base=$(extended_variant "$variant" "$dir") || exit 1
+		[ -n "$base" ] || break
+		((++depth <= 8)) || die "variant $1: its extends files form a loop"
+		chain=("$LAB_ROOT/variants/$base" "${chain[@]}")
+		variant=$base dir=$LAB_ROOT/variants
+	done
+	if uses_common_series "$1"; then
 		printf '%s\n' "$COMMON_SERIES_DIR"
 	fi
-	extended_variant_dir "$variant"
-	printf '%s\n' "$VARIANTS_DIR/$variant"
+	printf '%s\n' "${chain[@]}"
 }
 
 # The patches of a variant, in the order they are applied: common first.
@@ -177,7 +187,7 @@ check_guest_settings() {
 	case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL must be auto, kvm or tcg" ;; esac
 }
 
-# Usage: boot_guest BUILD_DIR INITRAMFS OUT_DIR EXPECTED_RUN_S APPEND
+# Usage: boot_guest BUILD_DIR INITRAMFS OUT_DIR EXPECTED_RUN_S APPEND [TCG_THREADS]
 # One boot of the (variant, profile) kernel in BUILD_DIR; QEMU's files go to
 # OUT_DIR. Fails when the guest crashed, hung or reported a failed load.
 # Ctrl-C, or SIGTERM (make passes it to its child), is passed to the runner,
@@ -193,7 +203,7 @@ boot_guest() {
 	"$PYTHON" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$1/arch/x86/boot/bzImage" \
 		--initrd "$2" --out "$3" --vcpus "$VCPUS" --mem-mb "$MEM_MB" \
 		--accel "$ACCEL" --expected-run-s "$4" --cache-dir "$LAB_CACHE" \
-		--append "$5" &
+		--append "$5" --tcg-threads "${6:-multi}" &
 	pid=$!
 	# A trapped signal ends `wait` early: wait until the runner is done.
 	until wait "$pid"; status=$?; ! kill -0 "$pid" 2>/dev/null; do :; done

@@ -73,6 +73,26 @@ def test_owner_field_is_caught_by_free_article(tmp_path):
     assert kasan["freed_stack"][0].startswith("article_worker_fn+"), kasan
 
 
+def test_watch_catches_owner_field_without_a_release_window(tmp_path):
+    """Hardware watchpoints on the mutex need no release point marked by
+    the design: with the release window off, owner-field's unlock is still
+    seen reading its wait list after the cmpxchg that let a waiter in."""
+    r = run_make("check", tmp_path, VARIANT="owner-field", CHECKS="watch",
+                 CHECK_MS=5000, RELEASE_WINDOW_NS=0)
+    assert r.returncode != 0
+    verdict = verdict_of(tmp_path, "owner-field")
+    assert verdict["verdict"]["free_safe"] == "no"
+    method = verdict["methods"]["hw_watchpoint"]
+    assert method["control_ok"], method
+    hits = check_result(verdict, "watch")["evidence"]["accesses_after_release"]
+    assert any(f.startswith("__mutex_unlock_slowpath") for f in hits[0]["stack"][:2])
+    # Disassembled from the kernel that ran: "func+0xOFF: instruction".
+    assert hits[0]["access"] and ": " in hits[0]["access"], hits[0]
+    run = json.loads((only_set(tmp_path, "owner-field") / "watch" / "run.json")
+                     .read_text())
+    assert run["tcg_threads"] in ("single", None)
+
+
 def test_trylock_mutant_breaks_mutual_exclusion(tmp_path):
     r = run_make("check", tmp_path, VARIANT="trylock-steals",
                  VARIANTS_DIR=MUTANTS, CHECKS="exclusion", **SHORT)

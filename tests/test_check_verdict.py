@@ -2,12 +2,13 @@
 """The make check judge on a real owner-field check set (KASAN caught the
 article pattern there) and on broken copies of it."""
 import json
+import re
 import shutil
 
 import pytest
 
-from check_verdict import judge_set, kasan_evidence, main, tally
-from conftest import FIXTURES
+from check_verdict import EXERCISES, PROPERTIES, judge_set, kasan_evidence, main, tally
+from conftest import FIXTURES, LAB_ROOT
 
 REAL_SET = FIXTURES / "check-owner-field"
 
@@ -195,3 +196,130 @@ def test_a_hung_task_panic_fails_progress(check_set):
     # the property whose check it broke.
     assert verdict["verdict"]["free_safe"] == "no"
     assert verdict["verdict"]["mutual_exclusion"] == "ok"
+
+
+# ---- watch: hardware watchpoints on the mutex (bench-module/watch.c) ----
+
+WATCH_CAUGHT = FIXTURES / "check-watch-owner-field"   # owner-field, no window
+WATCH_CLEAN = FIXTURES / "check-watch-tri-state"
+# Multi-threaded TCG: locked read-modify-writes did not trap there.
+WATCH_BLIND = FIXTURES / "check-watch-multithreaded-tcg"
+
+
+def test_watch_catches_owner_field_with_the_accessing_code():
+    verdict = judge_set(WATCH_CAUGHT)
+    assert verdict["verdict"]["free_safe"] == "no"
+    watch = by_name(verdict, "watch")
+    assert watch["failed_property"] == "free_safe"
+    hits = watch["evidence"]["accesses_after_release"]
+    # Reads of the wait list, and wait_lock's release, after the releasing
+    # cmpxchg: all inside the unlock's slow path.
+    assert hits and all(any(f.startswith("__mutex_unlock_slowpath")
+                            for f in h["stack"][:2]) for h in hits)
+    assert hits[0]["stack"][1].startswith("mutex_unlock+")
+    method = verdict["methods"]["hw_watchpoint"]
+    assert method["control_ok"] and method["watched_bytes"] == 32
+
+
+def test_watch_pass_is_a_yes_without_a_release_window():
+    verdict = judge_set(WATCH_CLEAN)
+    assert verdict["verdict"]["free_safe"] == "yes"
+    method = verdict["methods"]["hw_watchpoint"]
+    assert method["control_ok"] and all(method["traps_on"].values())
+    assert by_name(verdict, "watch")["coverage"]["mutex_handoff"] > 0
+
+
+def test_watch_blind_to_atomics_judges_nothing():
+    verdict = judge_set(WATCH_BLIND)
+    assert verdict["verdict"]["free_safe"].startswith(
+        "unknown: a detector missed its control")
+    assert by_name(verdict, "watch")["failed_property"] == "detection_control"
+    method = verdict["methods"]["hw_watchpoint"]
+    assert not method["control_ok"]
+    assert method["traps_on"]["cmpxchg"] is False
+
+
+def test_watch_pass_without_its_control_is_not_a_yes(tmp_path):
+    """Mutant of the record: a clean run whose probe saw a kind of access
+    not trap must not read as free-safe."""
+    dest = tmp_path / "set"
+    shutil.copytree(WATCH_CLEAN, dest)
+    raw = dest / "watch" / "results.raw"
+    raw.write_text(raw.read_text().replace('"xchg":true', '"xchg":false')
+                   .replace("ok 4 - watch/every_access_kind_traps",
+                            "not ok 4 - watch/every_access_kind_traps"))
+    verdict = judge_set(dest)
+    assert verdict["verdict"]["free_safe"] != "yes"
+    assert not verdict["methods"]["hw_watchpoint"]["control_ok"]
+
+
+def test_a_design_without_handoff_is_not_a_coverage_failure(tmp_path):
+    """count-only and legacy never hand off: that is the design, not a
+    check that missed what it is for."""
+    dest = tmp_path / "set"
+    shutil.copytree(WATCH_CLEAN, dest)
+    raw = dest / "watch" / "results.raw"
+    raw.write_text(re.sub(r'"mutex_handoff":\d+', '"mutex_handoff":0',
+                          raw.read_text()))
+    watch = by_name(judge_set(dest), "watch")
+    assert watch["ok"] and watch["coverage"]["mutex_handoff"] == 0
+
+
+def test_a_check_that_never_exercised_its_events_fails_coverage(tmp_path):
+    dest = tmp_path / "set"
+    shutil.copytree(WATCH_CLEAN, dest)
+    raw = dest / "watch" / "results.raw"
+    raw.write_text(re.sub(r'"mutex_sleep":\d+', '"mutex_sleep":0',
+                          raw.read_text()))
+    verdict = judge_set(dest)
+    watch = by_name(verdict, "watch")
+    assert not watch["ok"] and watch["failed_property"] == "coverage"
+    assert "mutex_sleep" in watch["problems"][-1]
+    assert verdict["verdict"]["free_safe"].startswith("unknown: a check never")
+
+
+def test_watch_evidence_names_the_instruction(tmp_path, monkeypatch):
+    """With the kernel that ran, each hit gains the accessing instruction;
+    the disassembly itself is trap_site's (tested on a real vmlinux by the
+    kernel tests), stubbed here."""
+    seen = []
+
+    def fake_access(vmlinux, trapped_at):
+        seen.append((vmlinux, trapped_at))
+        return "__mutex_unlock_slowpath.constprop.0+0x117: mov 0x10(%rbx),%rax"
+    monkeypatch.setattr("trap_site.access_before", fake_access)
+    dest = tmp_path / "set"
+    shutil.copytree(WATCH_CAUGHT, dest)
+    assert main(["check_verdict.py", "--vmlinux", "/k/vmlinux", str(dest)]) == 1
+    assert seen and seen[0][0] == "/k/vmlinux"
+    assert "# access: __mutex_unlock_slowpath.constprop.0+0x117: mov" in (
+        dest / "verdict.ktap").read_text()
+
+
+def module_checks(source):
+    """The names in bench-module/check.c's table of checks, in order."""
+    table = re.search(r"mutex_check checks\[\] = \{(.*?)\};", source, re.S).group(1)
+    return re.findall(r'\{ "(\w+)", \d+, run_\w+ \}', table)
+
+
+def test_every_check_has_a_property_and_a_name_in_check_sh():
+    """A check missing from PROPERTIES would be left out of the verdict, so
+    that its crash could end "checks-passed"; one missing from check.sh
+    could not be run."""
+    names = module_checks((LAB_ROOT / "bench-module" / "check.c").read_text())
+    assert "watch" in names
+    known = re.search(r'^KNOWN_CHECKS="([^"]*)"', (LAB_ROOT / "lab" / "check.sh")
+                      .read_text(), re.M).group(1).split()
+    peers = {"locktorture", "ww_mutex"}
+    assert set(names) | peers == set(known) == set(PROPERTIES)
+    assert set(EXERCISES) <= set(PROPERTIES)
+
+
+def test_the_table_reader_sees_a_check_left_out():
+    """The test above, on a mutant of check.c: a check added to the C table
+    only."""
+    source = (LAB_ROOT / "bench-module" / "check.c").read_text().replace(
+        '{ "watch", 4, run_watch },',
+        '{ "watch", 4, run_watch },\n\t{ "orphan", 1, run_watch },')
+    assert "orphan" in module_checks(source)
+    assert not set(module_checks(source)) <= set(PROPERTIES)

@@ -33,11 +33,12 @@ def write_set(root, variant, stamp, scale, sizeof, cs_loops="50", meta=None):
     return path
 
 
-def write_verdict(root, variant, free_safe):
+def write_verdict(root, variant, free_safe, methods=None):
     path = root / variant / "check-20261203T000000Z-vm"
     path.mkdir(parents=True)
     (path / "verdict.json").write_text(json.dumps(
-        {"verdict": {"mutual_exclusion": "ok", "free_safe": free_safe}}))
+        {"verdict": {"mutual_exclusion": "ok", "free_safe": free_safe},
+         **({"methods": methods} if methods else {})}))
 
 
 def test_report_plots_and_recommendation(tmp_path):
@@ -46,11 +47,16 @@ def test_report_plots_and_recommendation(tmp_path):
             write_set(tmp_path, "tri-state", "1", 0.97, 24),
             write_set(tmp_path, "legacy", "1", 1.2, 40)]
     write_verdict(tmp_path, "owner-field", "no")
-    write_verdict(tmp_path, "tri-state", "yes")
+    write_verdict(tmp_path, "tri-state", "yes",
+                  {"kasan_release_window": {"control_ok": True},
+                   "hw_watchpoint": {"control_ok": False}})
     write_verdict(tmp_path, "legacy", "no")
     out = tmp_path / "out"
     report = compare.compare(out, sets, checks_dir=tmp_path)
     text = report.read_text()
+    assert ("- tri-state: free-safety looked for by kasan_release_window "
+            "(control seen), hw_watchpoint (control NOT seen)") in text
+    assert "- legacy: free-safety looked for by no named method" in text
     for name in ("throughput", "latency", "fairness", "acquisition"):
         assert (out / f"{name}.png").stat().st_size > 0
         assert f"]({name}.png)" in text

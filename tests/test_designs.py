@@ -63,7 +63,10 @@ def test_free_safe_design_passes_every_check(tmp_path, variant):
     assert verdict["verdict"]["mutual_exclusion"] == "ok"
     assert verdict["verdict"]["free_safe"] == "yes"
     results = check_results(verdict)
-    assert set(results) == PEER_CHECKS | {"free_article", "free_amdgpu"}
+    assert set(results) == PEER_CHECKS | {"free_article", "free_amdgpu", "watch"}
     assert all(c["ok"] for c in results.values()), results
+    # Both detection methods ran and each was seen to work on its control.
+    assert {m: v["control_ok"] for m, v in verdict["methods"].items()} == {
+        "kasan_release_window": True, "hw_watchpoint": True}
     # KASAN adds nothing to struct mutex: the bench profile's size.
     assert sizeof_mutex(tmp_path, variant) == 24

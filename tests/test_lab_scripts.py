@@ -51,14 +51,24 @@ def test_bad_check_settings_are_refused(tmp_path):
 def test_mutants_extend_a_real_variant(tmp_path):
     mutants = LAB_ROOT / "tests" / "mutants"
     listed = run_make("variants", tmp_path, VARIANTS_DIR=mutants).stdout.split()
-    assert listed == ["slow-lock", "touch-after-release", "trylock-steals"]
-    patches = subprocess.run(
-        ["bash", "-c", "source lab/lib.sh && variant_patches trylock-steals"],
-        cwd=LAB_ROOT, env={"VARIANTS_DIR": str(mutants), "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, check=True).stdout.split()
+    assert listed == ["late-read-fast", "late-read-helper", "late-read-wake",
+                      "late-write-fast", "late-write-release",
+                      "late-write-slow", "slow-lock",
+                      "touch-after-release", "trylock-steals"]
+
+    def series(mutant):
+        patches = subprocess.run(
+            ["bash", "-c", f"source lab/lib.sh && variant_patches {mutant}"],
+            cwd=LAB_ROOT, env={"VARIANTS_DIR": str(mutants), "PATH": "/usr/bin:/bin"},
+            capture_output=True, text=True, check=True).stdout.split()
+        return [p.split("/")[-2] for p in patches]
     # common, then owner-field's, then the mutant's own.
-    assert [p.split("/")[-2] for p in patches] == [
+    assert series("trylock-steals") == [
         "common", "common", "owner-field", "trylock-steals"]
+    # A base that extends another: tri-state is owner-field plus its own two.
+    assert series("late-read-helper") == [
+        "common", "common", "owner-field", "tri-state", "tri-state",
+        "late-read-helper"]
 
 
 def test_designs_are_listed_and_stack_their_series(tmp_path):
@@ -257,3 +267,18 @@ def test_check_profiles_are_check_and_debug(tmp_path):
     assert "boot free_article" not in r.stdout and "boot exclusion" in r.stdout
     r = run_make("check", tmp_path, DRY_RUN=1, VARIANT="tri-state", PROFILE="bench")
     assert r.returncode != 0 and "PROFILE=check or PROFILE=debug" in r.stderr
+
+
+@pytest.mark.parametrize("script, settings, message", [
+    ("check_repeat.sh", {"VARIANT": "nope", "RUNS": "1"}, "made no check set"),
+    ("calibrate_regress.sh", {"BASE": "nope", "PAIRS": "2"}, "the nope run failed"),
+])
+def test_repeated_runs_into_a_new_results_dir_say_why_they_stop(
+        tmp_path, script, settings, message):
+    """With no set of the variant yet, finding "the newest set" was a failed
+    pipeline under pipefail: check_repeat.sh ended at once, saying nothing."""
+    env = dict(os.environ, RESULTS_DIR=str(tmp_path / "new"), **settings)
+    r = subprocess.run([str(LAB_ROOT / "lab" / script)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr[-2000:]

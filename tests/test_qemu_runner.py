@@ -90,6 +90,13 @@ def test_command_is_a_list_with_separate_channels(tmp_path):
     kvm = qemu_runner.build_qemu_command("qemu", "kvm", 1, 512, "k", "i", "",
                                          tmp_path)
     assert kvm[kvm.index("-accel") + 1] == "kvm"
+    # The watch check's: every vCPU on one host thread (see check.sh).
+    single = qemu_runner.build_qemu_command("qemu", "tcg", 2, 512, "k", "i", "",
+                                            tmp_path, tcg_threads="single")
+    assert single[single.index("-accel") + 1] == "tcg,thread=single"
+    kvm = qemu_runner.build_qemu_command("qemu", "kvm", 1, 512, "k", "i", "",
+                                         tmp_path, tcg_threads="single")
+    assert kvm[kvm.index("-accel") + 1] == "kvm"
 
 
 def test_watchdog_grows_with_requested_time():

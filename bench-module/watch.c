@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * watch: free-safety without the design's cooperation.
+ *
+ * The other free-safety checks widen the race only where a design calls its
+ * release window, and see the late access only when KASAN does. This one
+ * asks the design nothing. Hardware data watchpoints (the CPU's debug
+ * registers, which QEMU's TCG emulates) cover every byte of one mutex that
+ * threads lock and unlock, so every access to it, by any instruction of any
+ * function, inlined or not, traps. The trap handler knows what only the
+ * caller of the API knows: whether the task that trapped is inside
+ * mutex_unlock(), and whether another task's mutex_lock() has returned
+ * since that unlock began. An access by an unlocking task after another
+ * task has taken the mutex is an access after release: that task could
+ * have freed it.
+ *
+ * To see the late access, the other task must get the lock in the gap
+ * between the release and the next access. So every trap of an unlocking
+ * task is followed by a random delay (up to watch_delay_us), at every
+ * access and not only at a release point: the unlocking task stops right
+ * after each of its accesses, its release included, long enough for a
+ * spinner or a woken waiter to take the lock. Whether another task took
+ * it is sampled when that delay ends; the next access is then known to come
+ * after. A data watchpoint traps after the access, so the instruction
+ * named is the one after the access.
+ *
+ * The control: every CONTROL_EVERY-th unlock, the harness reads the mutex
+ * once right after mutex_unlock() returns, still marked as unlocking, as a
+ * late read in a design would. A method that misses it proves nothing.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/perf_event.h>
+#include <linux/prandom.h>
+#include <linux/slab.h>
+#include <linux/stacktrace.h>
+
+#include "mutexlab.h"
+
+static unsigned int watch_delay_us = 20;
+module_param(watch_delay_us, uint, 0444);
+MODULE_PARM_DESC(watch_delay_us, "Longest random delay after each access of an unlocking task, us");
+
+/* x86 has four debug registers, each covering up to 8 aligned bytes. */
+#define WATCH_SLOTS	4
+#define WATCH_LEN	8
+#define MAX_HITS	4
+#define HIT_FRAMES	12
+#define CONTROL_EVERY	64
+/* Spinning phases (as many workers as CPUs) alternate with sleeping ones. */
+#define PHASE_MS	100
+#define SLEEP_EVERY	8
+
+struct watch_hit {
+	unsigned long ip;
+	unsigned long frames[HIT_FRAMES];
+	unsigned int nr_frames;
+	int worker;
+	bool control;
+};
+
+struct watch_worker {
+	struct watch_run *run;
+	struct task_struct *task;
+	struct rnd_state rnd;
+	int id;
+	/* Written by the worker, read by its own trap handler. */
+	bool in_unlock, in_control, stale;
+	int acquired_at_unlock;
+	u64 unlocks, stale_unlocks, control_reads;
+} ____cacheline_aligned_in_smp;
+
+struct watch_run {
+	/* Alone in its allocation: the watched bytes hold nothing else. */
+	struct mutex *lock;
+	struct perf_event * __percpu *bp[WATCH_SLOTS];
+	int nr_slots;
+	struct watch_worker *workers;
+	int nr_workers;
+	atomic_t acquired;
+	atomic_t nr_hits, control_hits, unattributed;
+	atomic64_t traps, unlock_traps;
+	/* The self-test: which kinds of access trap on this machine. */
+	struct task_struct *prober;
+	atomic_t probe_traps;
+	struct watch_hit hits[MAX_HITS];
+	bool stop;
+};
+
+/* The run being watched: a trap handler has no other way to reach it. */
+static struct watch_run *armed;
+
+static struct watch_worker *worker_of(struct watch_run *run,
+				      struct task_struct *task)
+{
+	int i;
+
+	for (i = 0; i < run->nr_workers; i++)
+		if (run->workers[i].task == task)
+			return &run->workers[i];
+	return NULL;
+}
+
+static void record_hit(struct watch_run *run, struct watch_worker *w,
+		       struct pt_regs *regs)
+{
+	unsigned long frames[HIT_FRAMES + 24];
+	unsigned int nr, skip;
+	struct watch_hit *hit;
+	int n;
+
+	n = atomic_inc_return(w->in_control ? &run->control_hits :
+			      &run->nr_hits);
+	if (w->in_control)
+		return;
+	n = n - 1;
+	if (n >= MAX_HITS)
+		return;
+	hit = &run->hits[n];
+	hit->ip = instruction_pointer(regs);
+	hit->worker = w->id;
+	/*
+	 * The stack from here runs through the exception into the trapped
+	 * code (stack_trace_save_regs() is not exported): keep the frames
+	 * from the trapped instruction on.
+	 */
+	nr = stack_trace_save(frames, ARRAY_SIZE(frames), 0);
+	for (skip = 0; skip < nr && frames[skip] != hit->ip; skip++)
+		;
+	if (skip == nr)
+		skip = 0;
+	hit->nr_frames = min_t(unsigned int, nr - skip, HIT_FRAMES);
+	memcpy(hit->frames, frames + skip, hit->nr_frames * sizeof(*frames));
+}
+
+/* Runs in the debug exception, after the access, on the accessing CPU. */
+static void watch_trap(struct perf_event *bp, struct perf_sample_data *data,
+		       struct pt_regs *regs)
+{
+	struct watch_run *run = READ_ONCE(armed);
+	struct watch_worker *w;
+
+	if (!run)
+		return;
+	if (current == READ_ONCE(run->prober)) {
+		atomic_inc(&run->probe_traps);
+		return;
+	}
+	atomic64_inc(&run->traps);
+	w = worker_of(run, current);
+	if (!w || !READ_ONCE(w->in_unlock))
+		return;
+	atomic64_inc(&run->unlock_traps);
+	if (w->stale)
+		record_hit(run, w, regs);
+	udelay(prandom_u32_state(&w->rnd) % (watch_delay_us + 1));
+	if (atomic_read(&run->acquired) != w->acquired_at_unlock)
+		w->stale = true;
+}
+
+static void watch_disarm(struct watch_run *run)
+{
+	int i;
+
+	for (i = 0; i < run->nr_slots; i++)
+		unregister_wide_hw_breakpoint(run->bp[i]);
+	run->nr_slots = 0;
+	WRITE_ONCE(armed, NULL);
+}
+
+static int watch_arm(struct watch_run *run)
+{
+	struct perf_event_attr attr;
+	unsigned long start = (unsigned long)run->lock;
+	int i, slots = min_t(int, WATCH_SLOTS,
+			     DIV_ROUND_UP(sizeof(*run->lock), WATCH_LEN));
+
+	WRITE_ONCE(armed, run);
+	for (i = 0; i < slots; i++) {
+		hw_breakpoint_init(&attr);
+		attr.bp_addr = start + i * WATCH_LEN;
+		attr.bp_len = HW_BREAKPOINT_LEN_8;
+		/* x86 cannot watch reads alone: reads and writes. */
+		attr.bp_type = HW_BREAKPOINT_RW;
+		run->bp[i] = register_wide_hw_breakpoint(&attr, watch_trap,
+							 NULL);
+		if (IS_ERR((void __force *)run->bp[i])) {
+			int err = PTR_ERR((void __force *)run->bp[i]);
+
+			watch_disarm(run);
+			return err;
+		}
+		run->nr_slots = i + 1;
+	}
+	return 0;
+}
+
+enum probe_kind { PROBE_LOAD, PROBE_STORE, PROBE_CMPXCHG, PROBE_OR,
+		  PROBE_XCHG, NR_PROBES };
+static const char * const probe_names[NR_PROBES] = {
+	"load", "store", "cmpxchg", "or", "xchg",
+};
+
+/*
+ * Does each kind of access to the unlocked mutex's first word trap? The
+ * designs release with locked read-modify-writes; an emulator that did not
+ * check watchpoints on them would hide exactly the release. Each access
+ * leaves the word as it was.
+ */
+static void probe_kinds(struct watch_run *run, bool *trapped)
+{
+	atomic_long_t *word = (atomic_long_t *)run->lock;
+	long old;
+	int kind, before;
+
+	WRITE_ONCE(run->prober, current);
+	for (kind = 0; kind < NR_PROBES; kind++) {
+		before = atomic_read(&run->probe_traps);
+		old = atomic_long_read(word);
+		switch (kind) {
+		case PROBE_LOAD:
+			break;
+		case PROBE_STORE:
+			atomic_long_set(word, old);
+			break;
+		case PROBE_CMPXCHG:
+			atomic_long_cmpxchg(word, old, old);
+			break;
+		case PROBE_OR:
+			atomic_long_or(0, word);
+			break;
+		case PROBE_XCHG:
+			atomic_long_xchg(word, old);
+			break;
+		}
+		/* The load above traps too: count what the kind's access added. */
+		trapped[kind] = atomic_read(&run->probe_traps) - before >
+				(kind == PROBE_LOAD ? 0 : 1);
+	}
+	WRITE_ONCE(run->prober, NULL);
+}
+
+static void report_probes(const bool *trapped)
+{
+	int kind;
+
+	results_printf("\"traps_on\":{");
+	for (kind = 0; kind < NR_PROBES; kind++)
+		results_printf("%s\"%s\":%s", kind ? "," : "",
+			       probe_names[kind], trapped[kind] ? "true" : "false");
+	results_printf("},");
+}
+
+static bool sleeping_phase(void)
+{
+	return (jiffies_to_msecs(jiffies) / PHASE_MS) & 1;
+}
+
+static void watch_unlock(struct watch_run *run, struct watch_worker *w)
+{
+	w->acquired_at_unlock = atomic_read(&run->acquired);
+	w->stale = false;
+	/* The handler reads these on this CPU, in the trap: program order. */
+	WRITE_ONCE(w->in_unlock, true);
+	barrier();
+	mutex_unlock(run->lock);
+	if (++w->unlocks % CONTROL_EVERY == 0) {
+		WRITE_ONCE(w->in_control, true);
+		barrier();
+		(void)READ_ONCE(*(unsigned long *)run->lock);
+		barrier();
+		WRITE_ONCE(w->in_control, false);
+		w->control_reads++;
+	}
+	barrier();
+	w->stale_unlocks += w->stale;
+	WRITE_ONCE(w->in_unlock, false);
+}
+
+static int watch_worker_fn(void *arg)
+{
+	struct watch_worker *w = arg;
+	struct watch_run *run = w->run;
+	unsigned int n = 0;
+
+	while (!READ_ONCE(run->stop)) {
+		bool sleeping = sleeping_phase();
+
+		/* Spinning phases: one worker per CPU, so nobody sleeps. */
+		if (!sleeping && w->id >= num_online_cpus()) {
+			usleep_range(1000, 2000);
+			continue;
+		}
+		if (n & 1 || !mutex_trylock(run->lock))
+			mutex_lock(run->lock);
+		atomic_inc(&run->acquired);
+		if (sleeping && n % SLEEP_EVERY == 0)
+			usleep_range(20, 50);
+		else
+			udelay(1 + prandom_u32_state(&w->rnd) % 4);
+		watch_unlock(run, w);
+		n++;
+		cond_resched();
+	}
+	return 0;
+}
+
+static void stop_watch_workers(struct watch_run *run)
+{
+	int i;
+
+	WRITE_ONCE(run->stop, true);
+	for (i = 0; i < run->nr_workers && run->workers[i].task; i++) {
+		kthread_stop(run->workers[i].task);
+		put_task_struct(run->workers[i].task);
+	}
+}
+
+static int start_watch_workers(struct watch_run *run)
+{
+	struct watch_worker *w;
+	int i;
+
+	for (i = 0; i < run->nr_workers; i++) {
+		w = &run->workers[i];
+		w->run = run;
+		w->id = i;
+		prandom_seed_state(&w->rnd, get_random_u64());
+		/* Created stopped: the handler must know the task first. */
+		w->task = kthread_create(watch_worker_fn, w, "mutexlab/w%d", i);
+		if (IS_ERR(w->task)) {
+			int err = PTR_ERR(w->task);
+
+			w->task = NULL;
+			return err;
+		}
+		get_task_struct(w->task);
+	}
+	for (i = 0; i < run->nr_workers; i++)
+		wake_up_process(run->workers[i].task);
+	return 0;
+}
+
+static void report_hits(struct watch_run *run)
+{
+	int i, f, n = min(atomic_read(&run->nr_hits), MAX_HITS);
+
+	results_printf("\"accesses_after_release\":[");
+	for (i = 0; i < n; i++) {
+		struct watch_hit *hit = &run->hits[i];
+
+		pr_err("watch: mutexlab/w%d touched the mutex after another task took it; trapped at %pS\n",
+		       hit->worker, (void *)hit->ip);
+		results_printf("%s{\"task\":\"mutexlab/w%d\",\"trapped_at\":\"%pS\",\"stack\":[",
+			       i ? "," : "", hit->worker, (void *)hit->ip);
+		for (f = 0; f < hit->nr_frames; f++) {
+			pr_err("watch:   %pS\n", (void *)hit->frames[f]);
+			results_printf("%s\"%pS\"", f ? "," : "",
+				       (void *)hit->frames[f]);
+		}
+		results_printf("]}");
+	}
+	results_printf("]");
+}
+
+int watch_run(unsigned int duration_ms, unsigned int nr_threads)
+{
+	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
+	u64 unlocks = 0, stale = 0, control_reads = 0;
+	int i, hits, control_hits, watched = 0, passed = 0, err;
+	struct watch_run *run;
+	bool probe_trapped[NR_PROBES] = {};
+	bool have_events;
+
+	run = kzalloc(sizeof(*run), GFP_KERNEL);
+	if (!run)
+		return 0;
+	run->workers = kcalloc(nr_threads, sizeof(*run->workers), GFP_KERNEL);
+	run->lock = kzalloc(ALIGN(sizeof(*run->lock), WATCH_LEN), GFP_KERNEL);
+	if (!run->workers || !run->lock) {
+		err = -ENOMEM;
+		goto out;
+	}
+	run->nr_workers = nr_threads;
+	mutex_init(run->lock);
+	err = watch_arm(run);
+	if (!err)
+		probe_kinds(run, probe_trapped);
+	watched = min_t(int, sizeof(*run->lock), run->nr_slots * WATCH_LEN);
+	have_events = snapshot_events(events_before);
+	if (!err)
+		err = start_watch_workers(run);
+	if (!err)
+		msleep(duration_ms);
+	stop_watch_workers(run);
+	if (have_events)
+		have_events = snapshot_events(events_after);
+	if (run->nr_slots)
+		watch_disarm(run);
+
+	for (i = 0; i < nr_threads; i++) {
+		unlocks += run->workers[i].unlocks;
+		stale += run->workers[i].stale_unlocks;
+		control_reads += run->workers[i].control_reads;
+	}
+	hits = atomic_read(&run->nr_hits);
+	control_hits = atomic_read(&run->control_hits);
+	results_printf("{\"type\":\"check\",\"check\":\"watch\",\"method\":\"hw_breakpoint\",\"threads\":%u,\"duration_ms\":%u,\"watch_delay_us\":%u,\"mutex_bytes\":%zu,\"watched_bytes\":%d,\"acquisitions\":%d,\"unlocks\":%llu,\"raced_unlocks\":%llu,\"traps\":%lld,\"unlock_traps\":%lld,\"control_reads\":%llu,\"control_caught\":%d,\"hits\":%d,",
+		       nr_threads, duration_ms, watch_delay_us, sizeof(*run->lock),
+		       watched,
+		       atomic_read(&run->acquired), unlocks, stale,
+		       atomic64_read(&run->traps),
+		       atomic64_read(&run->unlock_traps), control_reads,
+		       control_hits, hits);
+	report_probes(probe_trapped);
+	report_hits(run);
+	results_printf(",");
+	report_event_deltas(have_events, events_before, events_after);
+	results_printf("}\n");
+	pr_info("watch: %llu unlocks, %llu raced, %d accesses after release, control %d of %llu\n",
+		unlocks, stale, hits, control_hits, control_reads);
+
+	passed += !err && !hits;
+	check_ktap_result(1, !err && !hits, "no_access_after_release",
+			  err ? "could not watch the mutex" :
+			  "an unlocking task touched the mutex after another task took it");
+	passed += control_hits > 0;
+	check_ktap_result(2, control_hits > 0, "control_caught",
+			  "the watchpoint missed the harness's own late read");
+	passed += stale > 0;
+	check_ktap_result(3, stale > 0, "raced_unlocks",
+			  "no task took the mutex while another was unlocking it");
+	for (i = 0; i < NR_PROBES && probe_trapped[i]; i++)
+		;
+	passed += i == NR_PROBES;
+	check_ktap_result(4, i == NR_PROBES, "every_access_kind_traps",
+			  "some kind of access to the mutex does not trap here (see traps_on)");
+	if (err)
+		results_printf("# error %d\n", err);
+out:
+	kfree(run->lock);
+	kfree(run->workers);
+	kfree(run);
+	if (err == -ENOMEM)
+		check_ktap_result(1, false, "no_access_after_release", "no memory");
+	return passed;
+}
