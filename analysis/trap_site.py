@@ -6,6 +6,7 @@ the instruction after the access. The access is the instruction that ends
 there, found by disassembling the function from its start (x86 cannot be
 decoded backwards) in the kernel that ran.
 """
+import functools
 import re
 import subprocess
 
@@ -13,14 +14,22 @@ FRAME = re.compile(r"^(?P<func>[\w.]+)\+0x(?P<off>[0-9a-f]+)/0x[0-9a-f]+$")
 INSN = re.compile(r"^\s*(?P<addr>[0-9a-f]+):\s+(?P<text>\S.*)$")
 
 
-def symbol_address(vmlinux, func):
+@functools.lru_cache(maxsize=4)
+def symbol_table(vmlinux):
+    """{name: address} of vmlinux, read once per kernel: a set's hits share
+    it."""
     out = subprocess.run(["nm", vmlinux], capture_output=True, text=True,
                          check=True).stdout
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[2] == func:
-            return int(parts[0], 16)
-    return None
+    table = {}
+    for parts in map(str.split, out.splitlines()):
+        # A static name in several files: the first, as nm lists them.
+        if len(parts) == 3:
+            table.setdefault(parts[2], int(parts[0], 16))
+    return table
+
+
+def symbol_address(vmlinux, func):
+    return symbol_table(vmlinux).get(func)
 
 
 def instructions(vmlinux, start, stop):

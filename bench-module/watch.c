@@ -62,7 +62,6 @@ struct watch_hit {
 	unsigned long frames[HIT_FRAMES];
 	unsigned int nr_frames;
 	int worker;
-	bool control;
 };
 
 struct watch_worker {
@@ -84,7 +83,7 @@ struct watch_run {
 	struct watch_worker *workers;
 	int nr_workers;
 	atomic_t acquired;
-	atomic_t nr_hits, control_hits, unattributed;
+	atomic_t nr_hits, control_hits;
 	atomic64_t traps, unlock_traps;
 	/* The self-test: which kinds of access trap on this machine. */
 	struct task_struct *prober;
@@ -116,11 +115,8 @@ static void record_hit(struct watch_run *run, struct watch_worker *w,
 	int n;
 
 	n = atomic_inc_return(w->in_control ? &run->control_hits :
-			      &run->nr_hits);
-	if (w->in_control)
-		return;
-	n = n - 1;
-	if (n >= MAX_HITS)
+			      &run->nr_hits) - 1;
+	if (w->in_control || n >= MAX_HITS)
 		return;
 	hit = &run->hits[n];
 	hit->ip = instruction_pointer(regs);
