@@ -439,8 +439,11 @@ INTERRUPTED_STATUS = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
 
 
 def main(argv=None):
+    # SIGINT too: Python's KeyboardInterrupt exists only where SIGINT was
+    # not ignored when the runner started (a job started with `&` by a
+    # script ignores it), and Ctrl-C must stop a run all the same.
     previous = {sig: signal.signal(sig, on_signal)
-                for sig in (signal.SIGTERM, signal.SIGHUP)}
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         return run(parse_args(argv))
     finally:

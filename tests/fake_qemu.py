@@ -47,8 +47,6 @@ def main():
     scenario = os.environ["FAKE_QEMU_SCENARIO"]
     if scenario.startswith("kvm-"):  # the probes' scenarios: a clean guest
         scenario = "ok"
-    if os.environ.get("FAKE_QEMU_PIDFILE"):
-        write(os.environ["FAKE_QEMU_PIDFILE"], f"{os.getpid()}\n")
     if scenario == "bad-option":
         # As QEMU 7.2 rejects an option: a line on stderr, exit status 1.
         print("qemu-system-x86_64: -accel tcg,thread=multi: invalid accelerator",
@@ -56,6 +54,10 @@ def main():
         return 1
     write(paths["console"], "Linux version 6.1.0 (fake)\nmutexlab-init: start\n")
     write(paths["results"], "KTAP version 1\n1..1\n")
+    # Last: the tests take the pid file to mean that the guest's first
+    # output is there, and signal the runner at once.
+    if os.environ.get("FAKE_QEMU_PIDFILE"):
+        write(os.environ["FAKE_QEMU_PIDFILE"], f"{os.getpid()}\n")
     if scenario == "ok":
         write(paths["results"], "ok 1 - contended/1t/rep1\n"
               "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n")
