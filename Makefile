@@ -63,15 +63,17 @@ help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
 	@echo 'Targets: bench check compare regress verify test test-host deps variants checkpatch help'
 	@echo 'Settings (bench): VARIANT PROFILE VCPUS MEM_MB ACCEL=auto|kvm|tcg'
-	@echo '  WORKLOADS=uncontended,contended,oversubscribed,sharded,locktorture_cs SHARDS'
+	@$(PYTHON) lab/catalog.py help | head -1
+	@echo '  SHARDS (mutexes of sharded)'
 	@echo '  DURATION_MS WARMUP_MS REPS'
 	@echo '  CS_LOOPS=16,800 THINK_LOOPS=0,160 PIN=0,1 (swept by contended) THREADS=1,2,4'
 	@echo '  LATENCY_EVERY QUICK=1 FULL=1 PLOTS=0 CROSSCHECK=0 CROSSCHECK_THREADS RESULTS_DIR'
 	@echo '  RELEASE_WINDOW_NS LAB_CACHE (default ~/.cache/mutexlab) JOBS; see lab/bench.sh'
 	@echo '  DRY_RUN=1 (bench, check): check the settings, print the plan, build and boot nothing'
-	@echo 'Settings (check): VARIANT PROFILE=check|debug VCPUS MEM_MB ACCEL CHECKS="exclusion free_control free_article'
-	@echo '  free_amdgpu watch locktorture ww_mutex" CHECK_MS PEER_SECS RELEASE_WINDOW_NS'
-	@echo '  (default 1000000 for the free_* checks); see lab/check.sh'
+	@echo 'Settings (check): VARIANT PROFILE=check|debug VCPUS MEM_MB ACCEL CHECK_MS PEER_SECS'
+	@$(PYTHON) lab/catalog.py help | tail -n +2
+	@echo '  RELEASE_WINDOW_NS (default 1000000 for the free_* checks); see lab/check.sh'
+	@echo '  Workloads and checks: lab/catalog.toml'
 	@echo 'Settings (compare): VARIANTS ROUNDS (3) or SETS, and the bench settings'
 	@echo 'Settings (regress): BASE NEW (result sets, or VARIANT[:N] for the newest N; comma-separated)'
 	@echo '  THRESHOLD (percent, 5) ROUNDS_FILE (pair the sets of BASE and NEW by round)'

@@ -26,35 +26,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
+import catalog  # noqa: E402
 from results import parse_raw  # noqa: E402
 import trap_site  # noqa: E402
 
-# Which property each check speaks for, in the order they are reported.
-PROPERTIES = {
-    "exclusion": "mutual_exclusion",
-    "locktorture": "mutual_exclusion",
-    "ww_mutex": "mutual_exclusion",
-    # The free-safety pattern on a spinlock: a report there is the harness's.
-    "free_control": "free_safety_control",
-    "free_article": "free_safe",
-    "free_amdgpu": "free_safe",
-    # Hardware watchpoints on the mutex: no release window needed.
-    "watch": "free_safe",
-}
-# The lock events (variants/common/0001) each check exists to exercise: a
-# run in which one never happened did not test what the check is for. Only
-# events every design has: legacy and count-only never hand off, so
-# mutex_handoff is counted (in coverage) but not required.
-# exclusion's interrupted and killed waits are its own KTAP tests; ww_mutex's
-# back-off is test-ww_mutex's own (its kernel counts no events).
-EXERCISES = {
-    "exclusion": ("mutex_opt_lock", "mutex_sleep", "mutex_wake",
-                  "mutex_unlock_slowpath"),
-    "free_article": ("mutex_sleep", "mutex_wake", "mutex_unlock_slowpath"),
-    "free_amdgpu": ("mutex_opt_lock", "mutex_sleep", "mutex_unlock_slowpath"),
-    "watch": ("mutex_opt_lock", "mutex_sleep", "mutex_wake",
-              "mutex_unlock_slowpath"),
-}
+# Which property each check speaks for, in the order they are reported, and
+# the lock events each exists to exercise (lab/catalog.toml): a check the
+# catalog lacks cannot be run by lab/check.sh, so none is left unjudged.
+PROPERTIES = {c.name: c.property for c in catalog.checks()}
+EXERCISES = {c.name: c.exercises for c in catalog.checks() if c.exercises}
 # watch's tests that prove its method rather than judge the design.
 WATCH_METHOD_TESTS = ("control_caught", "every_access_kind_traps",
                       "raced_unlocks")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
+import catalog  # noqa: E402
 from manifest import REQUIRED_KEYS  # noqa: E402
 from results import series_of  # noqa: E402
 
@@ -35,23 +36,20 @@ def swept_settings(params):
 
 
 def expected_series(params, thread_counts, workloads, vcpus):
-    """[(series, threads)] a set must hold, each REPS times."""
+    """[(series, threads)] a set must hold, each REPS times: each workload
+    of lab/catalog.toml that ran, in the shape the catalog gives it."""
     settings = swept_settings(params)
-
-    def series(workload, setting):
-        c, w, pinned = setting
-        if workload == "locktorture_cs":
-            c, w = 1, 0
-        return series_of({"workload": workload, "cs_loops": c,
-                          "think_loops": w, "pinned": pinned})
-    expected = [(series("contended", s), t) for s in settings
-                for t in thread_counts if "contended" in workloads]
-    expected += [(series(w, settings[0]), t) for w in ("sharded", "locktorture_cs")
-                 if w in workloads for t in thread_counts]
-    if "uncontended" in workloads:
-        expected.append(("uncontended", 1))
-    if "oversubscribed" in workloads and vcpus:
-        expected.append((series("oversubscribed", settings[0]), 2 * vcpus))
+    threads_of = {"sweep": thread_counts, "one": [1], "twice_cpus": [2 * vcpus]}
+    expected = []
+    for wl in catalog.workloads():
+        if wl.name not in workloads or (wl.threads == "twice_cpus" and not vcpus):
+            continue
+        for c, w, pinned in settings if wl.sweeps_settings else settings[:1]:
+            if wl.critical_section == "one_increment":
+                c, w = 1, 0
+            series = series_of({"workload": wl.name, "cs_loops": c,
+                                "think_loops": w, "pinned": pinned})
+            expected += [(series, t) for t in threads_of[wl.threads]]
     return expected
 
 

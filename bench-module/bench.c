@@ -94,7 +94,11 @@ static bool test_unlocked;
 module_param(test_unlocked, bool, 0444);
 MODULE_PARM_DESC(test_unlocked, "TEST ONLY: skip the mutex, so the exclusion check must fail");
 
-/* The workloads, chosen by name with workloads=a,b (locktorture's ops). */
+/*
+ * The workloads, chosen by name with workloads=a,b (locktorture's ops). The
+ * host's lab/catalog.toml lists the same ones, in the same order and shape
+ * (tests/test_catalog.py).
+ */
 struct workload {
 	const char *name;
 	enum { SWEEP, ONE, TWICE_CPUS } threads;
@@ -142,7 +146,7 @@ MODULE_PARM_DESC(shards, "Mutexes of the sharded workload (a power of two)");
 
 static char *workloads = "uncontended,contended,oversubscribed";
 module_param(workloads, charp, 0444);
-MODULE_PARM_DESC(workloads, "Comma-separated workloads: uncontended, contended, oversubscribed, sharded, locktorture_cs");
+MODULE_PARM_DESC(workloads, "Comma-separated names of workload_table's workloads");
 
 static bool workload_on[ARRAY_SIZE(workload_table)];
 
@@ -773,9 +777,9 @@ static void report_meta(void)
 /* Sets workload_on[] from the workloads parameter. */
 static int parse_workloads(void)
 {
-	char *list, *cursor, *name;
+	char *list, *cursor, *name, known[128];
 	bool found;
-	size_t w;
+	size_t w, len;
 	int ret = 0;
 
 	list = kstrdup(workloads, GFP_KERNEL);
@@ -791,8 +795,10 @@ static int parse_workloads(void)
 			}
 		}
 		if (!found) {
-			pr_err("unknown workload '%s' (uncontended, contended, oversubscribed, sharded)\n",
-			       name);
+			for (w = 0, len = 0; w < ARRAY_SIZE(workload_table); w++)
+				len += scnprintf(known + len, sizeof(known) - len,
+						 " %s", workload_table[w].name);
+			pr_err("unknown workload '%s'; workloads:%s\n", name, known);
 			ret = -EINVAL;
 		}
 	}

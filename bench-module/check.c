@@ -612,12 +612,15 @@ static int run_watch(void)
 	return watch_run(check_ms, nr_threads);
 }
 
-/* Chosen by name, like locktorture's ops. */
+/*
+ * Chosen by name, like locktorture's ops. The host's lab/catalog.toml lists
+ * the same checks in the same order (tests/test_catalog.py).
+ */
 static const struct mutex_check checks[] = {
 	{ "exclusion", 3, run_exclusion },
+	{ "free_control", 1, run_free_control },
 	{ "free_article", 1, run_free_article },
 	{ "free_amdgpu", 1, run_free_amdgpu },
-	{ "free_control", 1, run_free_control },
 	{ "watch", 4, run_watch },
 };
 
@@ -632,13 +635,17 @@ static void echo_check_params(const char *when)
 
 int check_prepare(const char *name)
 {
-	size_t i;
+	char known[128];
+	size_t i, len;
 
 	for (i = 0; i < ARRAY_SIZE(checks); i++)
 		if (!strcmp(name, checks[i].name))
 			chosen = &checks[i];
 	if (!chosen) {
-		pr_err("unknown check '%s'\n", name);
+		for (i = 0, len = 0; i < ARRAY_SIZE(checks); i++)
+			len += scnprintf(known + len, sizeof(known) - len, " %s",
+					 checks[i].name);
+		pr_err("unknown check '%s'; checks:%s\n", name, known);
 		return -EINVAL;
 	}
 	check_name = chosen->name;

@@ -38,8 +38,11 @@ THINK_LOOPS=${THINK_LOOPS:-0,160}
 PIN=${PIN:-0,1}
 # Time one mutex_lock() in this many for the latency histogram (0: none).
 LATENCY_EVERY=${LATENCY_EVERY:-256}
-# Comma-separated workloads of the module's table.
-WORKLOADS=${WORKLOADS:-uncontended,contended,oversubscribed,sharded}
+# Comma-separated workloads of lab/catalog.toml (the module's table); the
+# default is the catalog's default ones.
+if [ -z "${WORKLOADS:-}" ]; then
+	WORKLOADS=$(catalog workloads --default | cut -f1 | paste -sd,)
+fi
 # Mutexes of the sharded workload, a power of two.
 SHARDS=${SHARDS:-64}
 # Comma-separated thread counts (contended); empty means 1 .. VCPUS, 2*VCPUS.
@@ -90,7 +93,7 @@ check_settings() {
 	[[ "$WORKLOADS" =~ ^[a-z_]+(,[a-z_]+)*$ ]] ||
 		die "WORKLOADS must be a comma-separated list of names, got '$WORKLOADS'"
 	local known
-	known=$(module_workloads)
+	known=$(catalog workloads | cut -f1)
 	for value in ${WORKLOADS//,/ }; do
 		[[ " ${known//$'\n'/ } " == *" $value "* ]] ||
 			die "WORKLOADS: unknown workload '$value'; the module has: ${known//$'\n'/ }"
@@ -104,22 +107,13 @@ check_settings() {
 	done
 }
 
-# The workload names of the bench module's table (bench-module/bench.c).
-module_workloads() {
-	sed -n 's/^[[:space:]]*{ \.name = "\([a-z_]*\)".*/\1/p' "$LAB_ROOT/bench-module/bench.c"
-}
-
-# Points per repetition: contended one per thread count and setting,
-# sharded and locktorture_cs one per thread count, the others one each.
+# Points per repetition, as the module runs them (lab/catalog.py): contended
+# one per thread count and setting, sharded and locktorture_cs one per thread
+# count, the others one each.
 points_per_rep() {
-	local points=0 settings
+	local settings
 	settings=$(($(count_list "$CS_LOOPS") * $(count_list "$THINK_LOOPS") * $(count_list "$PIN")))
-	[[ ",$WORKLOADS," == *,uncontended,* ]] && points=$((points + 1))
-	[[ ",$WORKLOADS," == *,oversubscribed,* ]] && points=$((points + 1))
-	[[ ",$WORKLOADS," == *,contended,* ]] && points=$((points + settings * $(thread_points)))
-	[[ ",$WORKLOADS," == *,sharded,* ]] && points=$((points + $(thread_points)))
-	[[ ",$WORKLOADS," == *,locktorture_cs,* ]] && points=$((points + $(thread_points)))
-	echo "$points"
+	catalog points-per-rep "$WORKLOADS" "$settings" "$(thread_points)"
 }
 
 count_list() {

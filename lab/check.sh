@@ -11,18 +11,27 @@ source "$(dirname "$0")/lib.sh"
 VARIANT=${VARIANT:-owner-field}
 # check (KASAN) or debug (KASAN, CONFIG_DEBUG_MUTEXES and lockdep; the
 # correctness checks only: lockdep turns the fast paths off, so the
-# free-safety hazard is not the one the benchmark runs). Not ww_mutex under
-# lockdep: 6.1's test-ww_mutex stress takes 4095 locks of one class under
-# one acquire context, and lockdep's 11-bit hlock->references (2047) overflows
-# there (DEBUG_LOCKS_WARN_ON in __lock_acquire) for every design, upstream's
-# owner-field included; CHECKS=ww_mutex still runs it.
+# free-safety hazard is not the one the benchmark runs).
 PROFILE=${PROFILE:-check}
 case "$PROFILE" in
-check) DEFAULT_CHECKS="exclusion free_control free_article free_amdgpu watch locktorture ww_mutex" ;;
-debug) DEFAULT_CHECKS="exclusion locktorture" ;;
+check | debug) ;;
 *) die "make check takes PROFILE=check or PROFILE=debug, got '$PROFILE'" ;;
 esac
-CHECKS=${CHECKS:-$DEFAULT_CHECKS}
+
+# The catalog's checks (lab/catalog.toml), read once: how each runs and how
+# long it takes. The profile's default CHECKS are the catalog's.
+declare -A CHECK_RUNNER CHECK_RUNS_FOR CHECK_EXPECTED_S CHECK_RELEASE_WINDOW CHECK_TCG_THREADS
+KNOWN_CHECKS=""
+while IFS=$'\t' read -r name runner runs_for expected_s release_window tcg_threads; do
+	CHECK_RUNNER[$name]=$runner
+	CHECK_RUNS_FOR[$name]=$runs_for
+	CHECK_EXPECTED_S[$name]=$expected_s
+	CHECK_RELEASE_WINDOW[$name]=$release_window
+	CHECK_TCG_THREADS[$name]=$tcg_threads
+	KNOWN_CHECKS+="${KNOWN_CHECKS:+ }$name"
+done < <(catalog checks)
+[ -n "$KNOWN_CHECKS" ] || die "lab/catalog.toml lists no checks"
+CHECKS=${CHECKS:-$(catalog checks --profile "$PROFILE" | cut -f1 | paste -sd' ')}
 # Longest run of each of the lab's own checks, ms.
 CHECK_MS=${CHECK_MS:-15000}
 # The release window for the free-safety checks, ns. free_article's hazard
@@ -38,8 +47,6 @@ RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-1000000}
 PEER_SECS=${PEER_SECS:-10}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 GUEST_APPEND=${GUEST_APPEND:-}
-
-KNOWN_CHECKS="exclusion free_control free_article free_amdgpu watch locktorture ww_mutex"
 
 # The settings a result set records in its manifest.
 SETTINGS=(VCPUS MEM_MB ACCEL CHECKS CHECK_MS RELEASE_WINDOW_NS PEER_SECS
@@ -67,39 +74,31 @@ peer_modules() {
 
 check_append() {
 	local check=$1 append
-	case "$check" in
-	locktorture)
-		append="mutexlab.peer=locktorture mutexlab.peer_secs=$PEER_SECS"
-		append+=" mutexlab.peer_threads=$((2 * VCPUS))"
-		;;
-	ww_mutex) append="mutexlab.peer=ww_mutex" ;;
-	*) append="mutexlab.check=$check mutexlab.check_ms=$CHECK_MS" ;;
-	esac
+	if [ "${CHECK_RUNNER[$check]}" = peer ]; then
+		append="mutexlab.peer=$check"
+		if [ "${CHECK_RUNS_FOR[$check]}" = peer_secs ]; then
+			append+=" mutexlab.peer_secs=$PEER_SECS mutexlab.peer_threads=$((2 * VCPUS))"
+		fi
+	else
+		append="mutexlab.check=$check mutexlab.check_ms=$CHECK_MS"
+	fi
 	# Only where the hazard is looked for; a kernel without the common
 	# series has no window to open.
-	if [[ "$check" == free_* && "$RELEASE_WINDOW_NS" != 0 ]] && uses_common_series "$VARIANT"; then
+	if [[ "${CHECK_RELEASE_WINDOW[$check]}" = 1 && "$RELEASE_WINDOW_NS" != 0 ]] &&
+		uses_common_series "$VARIANT"; then
 		append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
 	fi
 	printf '%s %s\n' "$append" "$GUEST_APPEND"
 }
 
 expected_seconds() {
-	case "$1" in
-	locktorture) echo $((PEER_SECS + 5)) ;;
-	# Its stress tests run 2 s each, and slowly under KASAN and TCG.
-	ww_mutex) echo 60 ;;
-	*) echo $((CHECK_MS / 1000 + 5)) ;;
+	local check=$1 base
+	case "${CHECK_RUNS_FOR[$check]}" in
+	check_ms) base=$((CHECK_MS / 1000)) ;;
+	peer_secs) base=$PEER_SECS ;;
+	*) base=0 ;;
 	esac
-}
-
-# watch's watchpoints must trap on locked read-modify-writes, which QEMU
-# 7.2's multi-threaded TCG does not check (the check's own probe shows it):
-# its vCPUs are interleaved on one host thread. KVM is not affected.
-tcg_threads() {
-	case "$1" in
-	watch) echo single ;;
-	*) echo multi ;;
-	esac
+	echo $((base + CHECK_EXPECTED_S[$check]))
 }
 
 # A crashed or failed guest is a verdict, not an error of the lab.
@@ -108,7 +107,7 @@ run_check() {
 	mkdir -p "$dir"
 	log "check $check: $(check_append "$check")"
 	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$dir" "$(expected_seconds "$check")" \
-		"$(check_append "$check")" "$(tcg_threads "$check")" ||
+		"$(check_append "$check")" "${CHECK_TCG_THREADS[$check]}" ||
 		log "check $check: the guest did not end cleanly"
 }
 

@@ -262,3 +262,9 @@ write_manifest() {
 	done
 	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
 }
+
+# The lab's workloads and checks (lab/catalog.toml): tab-separated fields,
+# one entry per line; see lab/catalog.py for the commands.
+catalog() {
+	"$PYTHON" "$LAB_ROOT/lab/catalog.py" "$@"
+}
