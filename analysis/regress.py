@@ -35,9 +35,11 @@ import sys
 import warnings
 from pathlib import Path
 
-import stats
-from results import is_disturbed, series_of
-from sets import BadSet, is_complete, load_bench_set, newest_sets, read_rounds
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
+import settings as lab_settings  # noqa: E402
+import stats  # noqa: E402
+from results import is_disturbed, series_of  # noqa: E402
+from sets import BadSet, is_complete, load_bench_set, newest_sets, read_rounds  # noqa: E402
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
 MIN_BOOTS = 2
@@ -59,9 +61,9 @@ def percentile(point, name):
 def thin_points(points):
     return sum("p99" in ((p.get("latency_ns") or {}).get("thin") or ())
                for p in points)
-# Settings that must match for a comparison to mean anything.
-COMPARABLE = ("vcpus", "accel", "cs_loops", "think_loops", "duration_ms",
-              "pin", "shards")
+# Settings that must match for a comparison to mean anything: those
+# lab/settings.toml marks comparable.
+COMPARABLE = lab_settings.comparable()
 
 
 class InputError(Exception):

@@ -132,11 +132,11 @@ def points_per_rep(chosen, settings, thread_points):
 
 
 def help_lines():
-    names = ",".join(w.name for w in workloads() if w.default)
-    extra = ",".join(w.name for w in workloads() if not w.default)
-    return [f"  WORKLOADS={names} (also: {extra})",
-            f"  CHECKS=\"{' '.join(default_checks('check'))}\" (PROFILE=check),",
-            f"    \"{' '.join(default_checks('debug'))}\" (PROFILE=debug)"]
+    lines = ["Workloads (lab/catalog.toml; * in make bench's default WORKLOADS):"]
+    lines += [f"  {'*' if w.default else ' '} {w.name}: {w.help}" for w in workloads()]
+    lines.append("Checks (lab/catalog.toml; the profiles whose default CHECKS hold them):")
+    lines += [f"  {c.name} [{','.join(c.profiles)}]: {c.help}" for c in checks()]
+    return lines
 
 
 def flag(value):

@@ -8,63 +8,31 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-VARIANT=${VARIANT:-owner-field}
-# check (KASAN) or debug (KASAN, CONFIG_DEBUG_MUTEXES and lockdep; the
-# correctness checks only: lockdep turns the fast paths off, so the
-# free-safety hazard is not the one the benchmark runs).
-PROFILE=${PROFILE:-check}
+# Every setting (lab/settings.toml, make help): from the environment or its
+# default, each checked before anything is built. check (KASAN) or debug
+# (KASAN, CONFIG_DEBUG_MUTEXES and lockdep; the correctness checks only:
+# lockdep turns the fast paths off, so the free-safety hazard is not the one
+# the benchmark runs).
+load_settings check
 case "$PROFILE" in
 check | debug) ;;
 *) die "make check takes PROFILE=check or PROFILE=debug, got '$PROFILE'" ;;
 esac
+# The settings a result set records in its manifest.
+mapfile -t SETTINGS < <(recorded_settings check)
+[ "${#SETTINGS[@]}" -gt 0 ] || die "lab/settings.toml records no setting of make check"
 
 # The catalog's checks (lab/catalog.toml), read once: how each runs and how
 # long it takes. The profile's default CHECKS are the catalog's.
 declare -A CHECK_RUNNER CHECK_RUNS_FOR CHECK_EXPECTED_S CHECK_RELEASE_WINDOW CHECK_TCG_THREADS
-KNOWN_CHECKS=""
 while IFS=$'\t' read -r name runner runs_for expected_s release_window tcg_threads; do
 	CHECK_RUNNER[$name]=$runner
 	CHECK_RUNS_FOR[$name]=$runs_for
 	CHECK_EXPECTED_S[$name]=$expected_s
 	CHECK_RELEASE_WINDOW[$name]=$release_window
 	CHECK_TCG_THREADS[$name]=$tcg_threads
-	KNOWN_CHECKS+="${KNOWN_CHECKS:+ }$name"
 done < <(catalog checks)
-[ -n "$KNOWN_CHECKS" ] || die "lab/catalog.toml lists no checks"
-CHECKS=${CHECKS:-$(catalog checks --profile "$PROFILE" | cut -f1 | paste -sd' ')}
-# Longest run of each of the lab's own checks, ms.
-CHECK_MS=${CHECK_MS:-15000}
-# The release window for the free-safety checks, ns. free_article's hazard
-# on owner-field needs a task to take the lock inside the first owner's
-# window and release it again (slow path: a woken waiter is queued) early
-# enough that the waiter, woken only when the first window ends, takes the
-# lock and frees the object inside the second window. The slack is the
-# second task's arrival offset into the first window, so it grows with the
-# window: measured here, 100 us flagged 7 of 10 15-second runs, 1 ms 10 of
-# 10 (each within seconds).
-RELEASE_WINDOW_NS=${RELEASE_WINDOW_NS:-1000000}
-# How long locktorture runs, s.
-PEER_SECS=${PEER_SECS:-10}
-RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
-GUEST_APPEND=${GUEST_APPEND:-}
-
-# The settings a result set records in its manifest.
-SETTINGS=(VCPUS MEM_MB ACCEL CHECKS CHECK_MS RELEASE_WINDOW_NS PEER_SECS
-	GUEST_APPEND PROFILE)
-
-check_settings() {
-	local check
-	check_guest_settings
-	for check in $CHECKS; do
-		[[ " $KNOWN_CHECKS " == *" $check "* ]] ||
-			die "unknown check '$check'; checks: $KNOWN_CHECKS"
-	done
-	[[ "$CHECK_MS" =~ ^[1-9][0-9]*$ ]] || die "CHECK_MS must be a positive integer"
-	[[ "$PEER_SECS" =~ ^[1-9][0-9]*$ ]] || die "PEER_SECS must be a positive integer"
-	[[ "$RELEASE_WINDOW_NS" =~ ^[0-9]+$ ]] ||
-		die "RELEASE_WINDOW_NS must be a count of nanoseconds, got '$RELEASE_WINDOW_NS'"
-	[[ "${DRY_RUN:-0}" =~ ^[01]$ ]] || die "DRY_RUN takes 0 or 1, got '$DRY_RUN'"
-}
+[ "${#CHECK_RUNNER[@]}" -gt 0 ] || die "lab/catalog.toml lists no checks"
 
 # The kernel's own suites, built as modules by the check profile.
 peer_modules() {
@@ -115,8 +83,7 @@ run_check() {
 main() {
 	local check verdict_status=0
 	require_variant "$VARIANT"
-	check_settings
-	if [ "${DRY_RUN:-0}" = 1 ]; then
+	if [ "$DRY_RUN" = 1 ]; then
 		printf 'plan: make check VARIANT=%s (dry run: nothing built or booted)\n' "$VARIANT"
 		printf '  kernel: %s (profile %s)\n' "$(build_dir "$VARIANT" "$PROFILE")" "$PROFILE"
 		for check in $CHECKS; do

@@ -13,20 +13,15 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 OUT=$(realpath "${1:?usage: $0 RESULT_SET}")
-VARIANT=${VARIANT:?}
-PROFILE=${PROFILE:-bench}
-DURATION_MS=${DURATION_MS:-1000}
-# The first critical section and think time of the sweep: the contended
-# series the counts are compared on.
-CS_LOOPS=${CS_LOOPS:-16}
-THINK_LOOPS=${THINK_LOOPS:-0}
+# make bench's settings (lab/settings.toml), as it exported them or their
+# defaults when run alone. The first critical section and think time of the
+# sweep are the contended series the counts are compared on.
+load_settings bench
 CROSSCHECK_THREADS=${CROSSCHECK_THREADS:-$VCPUS,$((2 * VCPUS))}
 PERF=${PERF:-/usr/bin/perf}
 BUILD=$(build_dir "$VARIANT" "$PROFILE")
 CROSS="$OUT/crosscheck"
 
-[[ "$CROSSCHECK_THREADS" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
-	die "CROSSCHECK_THREADS must be a comma-separated list of counts, got '$CROSSCHECK_THREADS'"
 [ -x "$PERF" ] || die "no perf at $PERF (install linux-perf: make deps)"
 
 # Every lock timed (latency_every=1): our wait total is then a sum, not an

@@ -14,10 +14,6 @@ KERNEL_SOURCE_PACKAGE=linux-source-6.1
 KERNEL_SOURCE_TARBALL=${KERNEL_SOURCE_TARBALL:-/usr/src/$KERNEL_SOURCE_PACKAGE.tar.xz}
 PRISTINE_TAG=pristine
 
-# The guest, for make bench and make check alike.
-VCPUS=${VCPUS:-$(nproc)}
-MEM_MB=${MEM_MB:-1024}
-ACCEL=${ACCEL:-auto}
 PYTHON=/usr/bin/python3
 
 log() { printf '[mutexlab %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -167,24 +163,29 @@ timed_step() {
 	return "$status"
 }
 
-# Usage: require_count NAME MIN MAX [WHY]
-# NAME's value is an integer in MIN..MAX (checked as text first, so that a
-# huge number is refused rather than overflowed).
-require_count() {
-	local name=$1 min=$2 max=$3 value=${!1}
-	[[ "$value" =~ ^[0-9]{1,9}$ ]] && ((10#$value >= min && 10#$value <= max)) ||
-		die "$name must be an integer from $min to $max${4:+ ($4)}, got '$value'"
+# Usage: load_settings JOB
+# JOB's settings (lab/settings.toml), each from the environment or its
+# default, every value checked before any tree, build or boot; set and
+# exported here, so that the scripts JOB runs see the same values. A bad
+# value ends the job, named by lab/settings.py.
+load_settings() {
+	local file item
+	file=$(mktemp)
+	if ! "$PYTHON" "$LAB_ROOT/lab/settings.py" resolve "$1" >"$file"; then
+		rm -f "$file"
+		exit 1
+	fi
+	while IFS= read -r -d '' item; do
+		printf -v "${item%%=*}" '%s' "${item#*=}"
+		export "${item%%=*}"
+	done <"$file"
+	rm -f "$file"
 }
 
-# The guest's and the build's settings, for every job that boots or builds:
-# checked before any tree or build, where a bad value would fail minutes later.
-check_guest_settings() {
-	require_count VCPUS 1 255 "QEMU's pc machine"
-	require_count MEM_MB 128 1048576 "a guest with the lab's initramfs needs 128 MB"
-	# JOBS is lab/build.sh's (its default is there); checked here, before
-	# the tree and the build.
-	[ -z "${JOBS:-}" ] || require_count JOBS 1 4096
-	case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL must be auto, kvm or tcg" ;; esac
+# Usage: recorded_settings JOB
+# The settings JOB's manifest records, one name a line.
+recorded_settings() {
+	"$PYTHON" "$LAB_ROOT/lab/settings.py" names --record "$1" | tr ' ' '\n'
 }
 
 # Usage: boot_guest BUILD_DIR INITRAMFS OUT_DIR EXPECTED_RUN_S APPEND [TCG_THREADS]

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The lab's settings table (lab/settings.toml): defaults, validation, and
+the lists the Makefile, make help, the manifests and make regress use.
+
+  lab/settings.py resolve JOB     the job's settings from the environment,
+                                  defaults filled in, every value checked;
+                                  NAME=VALUE records separated by NUL bytes
+                                  (lab/lib.sh load_settings reads them), or
+                                  the first problem on stderr and exit 1
+  lab/settings.py names [--record JOB]
+                                  every setting (make exports them), or those
+                                  JOB's manifest records
+  lab/settings.py help JOB [--besides JOB2]
+                                  one line per setting of JOB (not JOB2's)
+"""
+import argparse
+import os
+import re
+import sys
+import tomllib
+from dataclasses import MISSING, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import catalog
+
+LAB_ROOT = Path(__file__).resolve().parent.parent
+TABLE = Path(__file__).resolve().with_name("settings.toml")
+JOBS = ("bench", "check", "build", "compare", "regress", "verify")
+TYPES = ("count", "counts", "flag", "choice", "power_of_two", "workloads",
+         "checks", "text", "checked")
+DESTINATIONS = ("module", "qemu", "build", "host")
+# Digits only, and few enough that a huge value is refused, not overflowed.
+COUNT = re.compile(r"[0-9]{1,9}")
+
+
+class SettingsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    jobs: tuple
+    type: str
+    to: str
+    help: str
+    default: object = None
+    quick: str = None
+    full: str = None
+    min: int = 0
+    max: int = 999999999
+    max_items: int = 1
+    choices: tuple = ()
+    why: str = ""
+    record: tuple = ()
+    comparable: bool = False
+
+    def default_for(self, job):
+        if isinstance(self.default, dict):
+            return self.default.get(job)
+        return self.default
+
+    def problem(self, value):
+        """Why value is refused, or None."""
+        rng = f"from {self.min} to {self.max}" + (f" ({self.why})" if self.why else "")
+        if self.type in ("count", "power_of_two"):
+            if not COUNT.fullmatch(value) or not self.min <= int(value) <= self.max:
+                return f"{self.name} must be an integer {rng}, got '{value}'"
+            if self.type == "power_of_two" and int(value) & (int(value) - 1):
+                return f"{self.name} must be a power of two, got '{value}'"
+        elif self.type == "counts":
+            items = value.split(",") if value else []
+            if len(items) > self.max_items:
+                return (f"{self.name} must be up to {self.max_items} comma-separated"
+                        f" integers, got '{value}'")
+            for item in items:
+                if not COUNT.fullmatch(item) or not self.min <= int(item) <= self.max:
+                    return f"{self.name}: '{item}' is not an integer {rng} (in '{value}')"
+        elif self.type == "flag" and value not in ("0", "1"):
+            return f"{self.name} takes 0 or 1, got '{value}'"
+        elif self.type == "choice" and value not in self.choices:
+            return f"{self.name} must be {', '.join(self.choices)}, got '{value}'"
+        elif self.type in ("workloads", "checks"):
+            known = [e.name for e in (catalog.workloads() if self.type == "workloads"
+                                      else catalog.checks())]
+            sep = "," if self.type == "workloads" else None
+            for name in value.split(sep):
+                if name not in known:
+                    return (f"{self.name}: unknown {self.type[:-1]} '{name}';"
+                            f" {self.type}: {' '.join(known)}")
+        return None
+
+
+def build(entry):
+    fields = Setting.__dataclass_fields__
+    where = f"setting {entry.get('name', '?')}"
+    missing = {n for n, f in fields.items() if f.default is MISSING} - set(entry)
+    unknown = set(entry) - set(fields)
+    if missing or unknown:
+        raise SettingsError(f"{where}: missing {sorted(missing)}, unknown {sorted(unknown)}")
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
+    for key, allowed in (("type", TYPES), ("to", DESTINATIONS)):
+        if values[key] not in allowed:
+            raise SettingsError(f"{where}: {key} '{values[key]}' is not one of {allowed}")
+    for key in ("jobs", "record"):
+        if not set(values.get(key, ())) <= set(JOBS):
+            raise SettingsError(f"{where}: {key} {values[key]} not in {JOBS}")
+    return Setting(**values)
+
+
+def parse(text):
+    entries = tuple(build(e) for e in tomllib.loads(text).get("setting", []))
+    names = [s.name for s in entries]
+    if not entries or len(set(names)) != len(names):
+        raise SettingsError(f"settings must be present and distinct: {names}")
+    return entries
+
+
+@lru_cache(maxsize=None)
+def table():
+    return parse(TABLE.read_text())
+
+
+def of_job(job):
+    return [s for s in table() if job in s.jobs]
+
+
+def comparable():
+    """The manifest parameters (lower case) two sets must agree on."""
+    return tuple(s.name.lower() for s in table() if s.comparable)
+
+
+def fill(template, values, job):
+    """A default's placeholders, from the values resolved so far."""
+    vcpus = int(values.get("VCPUS") or os.cpu_count() or 1)
+    profile = values.get("PROFILE") or job
+    places = {
+        "nproc": str(os.cpu_count() or 1), "vcpus": str(vcpus),
+        "2vcpus": str(2 * vcpus), "lab_root": str(LAB_ROOT),
+        "workloads": ",".join(w.name for w in catalog.workloads() if w.default),
+        "checks": " ".join(catalog.default_checks(profile)),
+    }
+    return re.sub(r"\{(\w+)\}", lambda m: places[m.group(1)], template)
+
+
+def preset(env):
+    """quick, full or None: make bench's sweep size."""
+    quick, full = env.get("QUICK") or "0", env.get("FULL") or "0"
+    if quick == "1" and full == "1":
+        raise SettingsError("QUICK=1 and FULL=1 exclude each other")
+    return "quick" if quick == "1" else "full" if full == "1" else None
+
+
+def resolve(job, env):
+    """{name: value} of job's settings that have a default or a value,
+    every value checked; SettingsError names the first bad one. An empty
+    value counts as unset, as ${X:-default} reads it."""
+    size = preset(env) if job == "bench" else None
+    values = {}
+    # VCPUS and PROFILE first: other defaults are made from them.
+    order = sorted(of_job(job), key=lambda s: s.name not in ("VCPUS", "PROFILE"))
+    for s in order:
+        value = env.get(s.name) or None
+        if value is None:
+            default = getattr(s, size) if size and getattr(s, size) is not None else \
+                s.default_for(job)
+            if default is None:
+                continue
+            value = fill(default, values, job)
+        if s.type != "checked":
+            problem = s.problem(value)
+            if problem:
+                raise SettingsError(problem)
+        values[s.name] = value
+    return {s.name: values[s.name] for s in of_job(job) if s.name in values}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("resolve")
+    r.add_argument("job", choices=JOBS)
+    n = sub.add_parser("names")
+    n.add_argument("--record", choices=JOBS)
+    h = sub.add_parser("help")
+    h.add_argument("job", choices=JOBS)
+    h.add_argument("--besides", choices=JOBS,
+                   help="leave out the settings this job has too")
+    args = ap.parse_args(argv)
+    try:
+        if args.command == "resolve":
+            out = b"".join(f"{k}={v}".encode() + b"\0"
+                           for k, v in resolve(args.job, os.environ).items())
+            sys.stdout.buffer.write(out)
+        elif args.command == "names":
+            print(" ".join(s.name for s in table()
+                           if args.record is None or args.record in s.record))
+        else:
+            besides = {s.name for s in of_job(args.besides)} if args.besides else set()
+            for s in of_job(args.job):
+                if s.name in besides:
+                    continue
+                default = s.default_for(args.job)
+                shown = (f" (default {fill(default, {}, args.job)})"
+                         if default not in (None, "") else "")
+                print(f"  {s.name}{shown}: {s.help}")
+    except (SettingsError, catalog.CatalogError, tomllib.TOMLDecodeError) as e:
+        print(f"mutexlab: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

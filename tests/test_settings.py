@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-2.0
+"""lab/settings.toml and lab/settings.py: defaults, presets, validation, and
+the lists made from the table."""
+import os
+import subprocess
+
+import pytest
+
+import settings
+from conftest import LAB_ROOT
+
+
+def test_bench_defaults_come_from_the_table():
+    values = settings.resolve("bench", {})
+    assert values["VCPUS"] == str(os.cpu_count())
+    assert values["WORKLOADS"] == "uncontended,contended,oversubscribed,sharded"
+    assert (values["CS_LOOPS"], values["THINK_LOOPS"], values["PIN"]) == ("16,800", "0,160", "0,1")
+    assert values["RELEASE_WINDOW_NS"] == "0"
+    assert values["RESULTS_DIR"] == str(LAB_ROOT / "results")
+    assert "THREADS" in values and values["THREADS"] == ""
+    # Left to the scripts that own them.
+    assert "LAB_CACHE" not in values and "VARIANTS_DIR" not in values
+
+
+def test_check_defaults_follow_the_profile():
+    values = settings.resolve("check", {})
+    assert values["RELEASE_WINDOW_NS"] == "1000000"
+    assert values["CHECKS"].split()[-1] == "ww_mutex"
+    debug = settings.resolve("check", {"PROFILE": "debug"})
+    assert debug["CHECKS"] == "exclusion locktorture"
+
+
+def test_quick_and_full_change_only_the_unset():
+    quick = settings.resolve("bench", {"QUICK": "1", "VCPUS": "4", "REPS": "7"})
+    assert quick["THREADS"] == "1,4,8"
+    assert quick["REPS"] == "7"
+    assert (quick["DURATION_MS"], quick["CS_LOOPS"], quick["PIN"]) == ("300", "16", "0")
+    full = settings.resolve("bench", {"FULL": "1"})
+    assert (full["REPS"], full["DURATION_MS"], full["CS_LOOPS"]) == ("10", "2000", "16,800")
+    with pytest.raises(settings.SettingsError, match="exclude each other"):
+        settings.resolve("bench", {"QUICK": "1", "FULL": "1"})
+
+
+@pytest.mark.parametrize("name, good, bad, message", [
+    ("VCPUS", "255", "256", "VCPUS must be an integer from 1 to 255 (QEMU's pc machine)"),
+    ("REPS", "1", "0", "REPS must be an integer from 1 to 1000"),
+    ("DURATION_MS", "5", "99999999999", "DURATION_MS must be an integer"),
+    ("SHARDS", "128", "48", "SHARDS must be a power of two"),
+    ("CS_LOOPS", "1,2,3,4,5,6,7,8", "1,2,3,4,5,6,7,8,9", "up to 8 comma-separated"),
+    ("THINK_LOOPS", "0,160", "0,,1", "THINK_LOOPS: '' is not an integer"),
+    ("THREADS", "1,1024", "1,x", "THREADS: 'x' is not an integer from 1 to 1024"),
+    ("PIN", "1,0", "0,1,0", "PIN must be up to 2"),
+    ("PLOTS", "0", "yes", "PLOTS takes 0 or 1"),
+    ("ACCEL", "kvm", "xen", "ACCEL must be auto, kvm, tcg"),
+    ("WORKLOADS", "locktorture_cs", "contended,nope", "unknown workload 'nope'"),
+    ("JOBS", "4096", "abc", "JOBS must be an integer from 1 to 4096"),
+])
+def test_each_type_takes_good_values_and_names_bad_ones(name, good, bad, message):
+    assert settings.resolve("bench", {name: good})[name] == good
+    with pytest.raises(settings.SettingsError) as e:
+        settings.resolve("bench", {name: bad})
+    assert message in str(e.value)
+
+
+def test_checks_are_checked_against_the_catalog():
+    with pytest.raises(settings.SettingsError, match="unknown check 'nope'"):
+        settings.resolve("check", {"CHECKS": "exclusion nope"})
+
+
+def test_the_lists_made_from_the_table():
+    """What the Makefile exports, the manifests record and make regress
+    compares: the lists the scripts and regress.py held before the table."""
+    names = {s.name for s in settings.table()}
+    assert {"VARIANT", "VCPUS", "RESULTS_DIR", "LAB_CACHE", "VARIANTS_DIR", "BASE",
+            "NEW", "CONFIRM", "CROSSCHECK_THREADS", "DRY_RUN"} <= names
+    # The 39 the Makefile exported by hand before the table.
+    assert len(names) == 39
+    assert set(settings.comparable()) == {"vcpus", "accel", "cs_loops", "think_loops",
+                                          "duration_ms", "pin", "shards"}
+    record = {job: {s.name for s in settings.table() if job in s.record}
+              for job in ("bench", "check")}
+    assert record["bench"] == {
+        "VCPUS", "MEM_MB", "ACCEL", "WORKLOADS", "DURATION_MS", "WARMUP_MS", "REPS",
+        "CS_LOOPS", "THINK_LOOPS", "LATENCY_EVERY", "THREADS", "PIN", "SHARDS",
+        "QUICK", "FULL", "RELEASE_WINDOW_NS", "GUEST_APPEND"}
+    assert record["check"] == {"VCPUS", "MEM_MB", "ACCEL", "CHECKS", "CHECK_MS",
+                               "RELEASE_WINDOW_NS", "PEER_SECS", "GUEST_APPEND", "PROFILE"}
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('name = "X"\njobs = ["bench"]\ntype = "count"\nto = "module"\n', "missing ['help']"),
+    ('name = "X"\njobs = ["bench"]\ntype = "float"\nto = "module"\nhelp = "h"\n',
+     "type 'float'"),
+    ('name = "X"\njobs = ["nightly"]\ntype = "flag"\nto = "module"\nhelp = "h"\n', "jobs"),
+])
+def test_a_bad_entry_is_refused(entry, message):
+    with pytest.raises(settings.SettingsError, match=message.replace("[", r"\[")):
+        settings.parse("[[setting]]\n" + entry)
+
+
+def test_the_shell_gets_values_whole():
+    """load_settings: a value with spaces, a newline and '=' arrives as it
+    was given, exported to what the job runs."""
+    value = "mutexlab.a=1 b\nc=2"
+    out = subprocess.run(
+        ["bash", "-c", 'source lab/lib.sh && load_settings bench && '
+                       'printf "%s|%s" "$GUEST_APPEND" "$(printenv REPS)"'],
+        cwd=LAB_ROOT, env={**os.environ, "GUEST_APPEND": value},
+        capture_output=True, text=True, check=True).stdout
+    assert out == value + "|5"
+
+
+def test_a_bad_value_ends_the_shell_job_with_its_name():
+    r = subprocess.run(["bash", "-c", "source lab/lib.sh && load_settings check && echo went-on"],
+                       cwd=LAB_ROOT, env={**os.environ, "PEER_SECS": "x"},
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "went-on" not in r.stdout
+    assert "PEER_SECS must be an integer from 1 to 86400, got 'x'" in r.stderr
+
+
+def test_make_help_lists_every_setting_of_bench_and_check():
+    help_text = subprocess.run(["make", "-s", "help"], cwd=LAB_ROOT, capture_output=True,
+                               text=True, check=True).stdout
+    for job in ("bench", "check"):
+        for s in settings.of_job(job):
+            assert f"  {s.name}" in help_text, s.name
