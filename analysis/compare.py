@@ -30,7 +30,8 @@ from fairness import jain_index  # noqa: E402
 from regress import COMPARABLE, boot_estimates, settings  # noqa: E402
 import regress  # noqa: E402
 from results import fmt, is_disturbed, series_of  # noqa: E402
-from sets import BadSet, is_complete, load_bench_set, newest_set, read_json  # noqa: E402
+from sets import (BadSet, is_complete, load_bench_set, newest_check_set,  # noqa: E402
+                  newest_set, read_json)
 import stats  # noqa: E402
 
 WAYS = ("fast path", "optimistic spin", "slow path, no spin", "handoff")
@@ -312,14 +313,14 @@ def design_figures(variants):
 def newest_verdict(checks_dir, variant):
     if checks_dir is None:
         return None
-    sets = sorted((Path(checks_dir) / variant).glob("check-*/verdict.json"))
-    if not sets:
+    newest = newest_check_set(checks_dir, variant)
+    if newest is None:
         return None
-    verdict = json.loads(sets[-1].read_text())
+    verdict = json.loads((newest / "verdict.json").read_text())
     # Sets judged before the methods were named have none.
     methods = {m: v.get("control_ok") for m, v in
                (verdict.get("methods") or {}).items()}
-    return {"set": str(sets[-1].parent), **verdict["verdict"],
+    return {"set": str(newest), **verdict["verdict"],
             "detection_methods": methods}
 
 

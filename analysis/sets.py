@@ -80,6 +80,13 @@ def newest_sets(results_dir, variant, count, accept=is_complete):
     return found[::-1]
 
 
+def newest_check_set(results_dir, variant):
+    """The newest judged `make check` set of variant (one with a
+    verdict.json), or None. Folder names are check-<UTC time>-<host>."""
+    judged = sorted((Path(results_dir) / variant).glob("check-[0-9]*/verdict.json"))
+    return judged[-1].parent if judged else None
+
+
 def read_rounds(path):
     """{round: {variant: set folder}} from lab/interleave.sh's rounds file
     (lines "ROUND VARIANT FOLDER"). A relative folder is taken from the

@@ -28,23 +28,16 @@ SETS_PER_SIDE=${SETS_PER_SIDE:-3}
 RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
 export RESULTS_DIR PLOTS=0 CROSSCHECK=0
 
-newest_set() {
-	[ -d "$RESULTS_DIR/$1" ] || return 0
-	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' 2>/dev/null |
-		sort | tail -n 1
-}
-
 # Prints the new set of one run. Called in $(...), which does not inherit
-# errexit: a failed run must say so itself, or an older set would be
-# counted in its place.
+# errexit: a failed run must say so itself, or nothing would be counted
+# for it without a word.
 run_one() {
-	local variant=$1 dir=$2 append=$3 before after
-	before=$(newest_set "$variant")
-	VARIANT=$variant VARIANTS_DIR=$dir GUEST_APPEND=$append "$LAB_ROOT/lab/bench.sh" >&2 ||
+	local variant=$1 dir=$2 append=$3 made
+	made=$(VARIANT=$variant VARIANTS_DIR=$dir GUEST_APPEND=$append \
+		set_made_by "$LAB_ROOT/lab/bench.sh") ||
 		die "the $variant run failed (see above); calibration stopped, nothing counted for it"
-	after=$(newest_set "$variant")
-	[ -n "$after" ] && [ "$after" != "$before" ] || die "the $variant run made no new result set"
-	printf '%s\n' "$after"
+	[ -n "$made" ] || die "the $variant run made no new result set"
+	printf '%s\n' "$made"
 }
 
 main() {

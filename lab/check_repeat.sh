@@ -17,25 +17,14 @@ verdict_outcome() {
 	"$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("outcome", ""))' "$1"
 }
 
-# None yet (a new RESULTS_DIR): empty, not a failed pipeline that set -e
-# would end the script on without a word.
-newest_check_set() {
-	[ -d "$RESULTS_DIR/$VARIANT" ] || return 0
-	find "$RESULTS_DIR/$VARIANT" -mindepth 1 -maxdepth 1 -type d -name 'check-*' \
-		2>/dev/null | sort | tail -n 1
-}
-
 sets=()
 for run in $(seq 1 "$RUNS"); do
 	log "run $run/$RUNS of make check VARIANT=$VARIANT"
-	before=$(newest_check_set)
 	# A failing check is what is being counted, not an error.
-	"$LAB_ROOT/lab/check.sh" >&2 || true
-	latest=$(newest_check_set)
+	latest=$(set_made_by "$LAB_ROOT/lab/check.sh") || true
 	# A run that failed before its checks makes no set: an older one must
 	# not be counted in its place.
-	[ -n "$latest" ] && [ "$latest" != "$before" ] ||
-		die "run $run made no check set (it failed before its checks; see above)"
+	[ -n "$latest" ] || die "run $run made no check set (it failed before its checks; see above)"
 	[ -f "$latest/verdict.json" ] || die "run $run left no verdict (see above)"
 	[ "$(verdict_outcome "$latest/verdict.json")" != interrupted ] ||
 		die "run $run was interrupted; its set $latest is not counted"

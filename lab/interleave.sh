@@ -16,12 +16,6 @@ PLOTS=0
 CROSSCHECK=0
 export RESULTS_DIR PLOTS CROSSCHECK
 
-result_sets() {
-	# A variant's first run has no folder yet: that is an empty list.
-	[ -d "$RESULTS_DIR/$1" ] || return 0
-	find "$RESULTS_DIR/$1" -mindepth 1 -maxdepth 1 -type d | sort
-}
-
 read -ra variants <<<"$VARIANTS"
 # Build everything first: a build in the middle would skew the rounds.
 for variant in "${variants[@]}"; do
@@ -32,9 +26,8 @@ done
 for round in $(seq 1 "$ROUNDS"); do
 	for variant in "${variants[@]}"; do
 		log "round $round/$ROUNDS: $variant"
-		before=$(result_sets "$variant")
-		VARIANT=$variant "$LAB_ROOT/lab/bench.sh" >&2
-		printf '%s %s %s\n' "$round" "$variant" \
-			"$(comm -13 <(echo "$before") <(result_sets "$variant"))"
+		made=$(VARIANT=$variant set_made_by "$LAB_ROOT/lab/bench.sh") ||
+			die "round $round: the $variant run failed (see above); its set: ${made:-none}"
+		printf '%s %s %s\n' "$round" "$variant" "$made"
 	done
 done

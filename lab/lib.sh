@@ -240,11 +240,27 @@ unique_folder() {
 
 # Usage: new_result_folder [PREFIX]
 # Sets OUT to a new RESULTS_DIR/VARIANT/<PREFIX><UTC>-<host>, with the
-# kernel's .config in it.
+# kernel's .config in it. Its path goes to RESULT_SET_FILE when that is set:
+# a script that runs a job learns the set that job made from there, never
+# by guessing "the newest folder" (another run may have made a newer one).
 new_result_folder() {
 	OUT=$(unique_folder "$RESULTS_DIR/$VARIANT/${1:-}$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)")
 	log "result folder: $OUT"
+	[ -z "${RESULT_SET_FILE:-}" ] || printf '%s\n' "$OUT" >"$RESULT_SET_FILE"
 	cp "$BUILD/.config" "$OUT/kernel.config"
+}
+
+# Usage: set_made_by COMMAND...
+# Runs a job (lab/bench.sh, lab/check.sh) and prints the result set it made;
+# prints nothing when it made none (it failed before its boot). The job's
+# own exit status is returned, its output goes to stderr.
+set_made_by() {
+	local file status=0
+	file=$(mktemp)
+	RESULT_SET_FILE=$file "$@" >&2 || status=$?
+	cat "$file"
+	rm -f "$file"
+	return "$status"
 }
 
 # Usage: write_manifest SETTING...

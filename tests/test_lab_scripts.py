@@ -2,6 +2,7 @@
 """Bad input to the lab's entry points fails at once, with a clear message."""
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -282,3 +283,37 @@ def test_repeated_runs_into_a_new_results_dir_say_why_they_stop(
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
     assert message in r.stderr, r.stderr[-2000:]
+
+
+FAKE_JOB = """source lab/lib.sh
+BUILD=$1; VARIANT=v
+[ "$2" = early ] && exit 3
+new_result_folder
+# Another run of the same variant, started later, makes a newer set.
+mkdir -p "$RESULTS_DIR/v/99991231T235959Z-other"
+exit 1
+"""
+
+
+@pytest.mark.parametrize("when, made", [("late", True), ("early", False)])
+def test_a_job_names_the_set_it_made_not_the_newest(tmp_path, when, made):
+    """set_made_by (check_repeat.sh, calibrate_regress.sh, interleave.sh):
+    the set the job itself made, even when another run made a newer one;
+    none when the job failed before making one."""
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / ".config").write_text("CONFIG_X=y\n")
+    job = tmp_path / "job.sh"
+    job.write_text(FAKE_JOB)
+    r = subprocess.run(
+        ["bash", "-c", f'source lab/lib.sh && set_made_by bash {job} {build} {when}; echo "status $?"'],
+        cwd=LAB_ROOT, env=dict(os.environ, RESULTS_DIR=str(tmp_path / "results")),
+        capture_output=True, text=True, timeout=60)
+    lines = r.stdout.splitlines()
+    assert lines[-1] == ("status 1" if made else "status 3")
+    if made:
+        (path,) = lines[:-1]
+        assert "/results/v/" in path and "other" not in path
+        assert (Path(path) / "kernel.config").is_file()
+    else:
+        assert lines == ["status 3"]
