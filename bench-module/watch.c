@@ -24,6 +24,20 @@
  * after. A data watchpoint traps after the access, so the instruction
  * named is the one after the access.
  *
+ * Two gaps need more than that. A late access on a path that an unlock
+ * takes only when it meets a locking task half-way through its own steps
+ * (holding a design's wait-list guard, say, before it has queued) is
+ * reached only if lockers stop half-way too: in sleeping phases, while
+ * another worker holds the mutex (between its mutex_lock() returning and
+ * its mutex_unlock() call), one trap in locker_delay_every of a locking
+ * task is followed by a delay of up to locker_delay_us, long enough for a
+ * sleeping owner to wake and unlock. Once that unlock has begun, lockers
+ * run on undelayed, but a locker stopped half-way still has all its
+ * remaining steps to take before its mutex_lock() returns: so after an
+ * unlocking task's access that left the mutex unlocked (mutex_is_locked(),
+ * the API's own answer, not a release point the design marks), the delay
+ * is up to release_delay_us instead, one time in two.
+ *
  * The control: every CONTROL_EVERY-th unlock, the harness reads the mutex
  * once right after mutex_unlock() returns, still marked as unlocking, as a
  * late read in a design would. A method that misses it proves nothing.
@@ -46,6 +60,19 @@
 static unsigned int watch_delay_us = 20;
 module_param(watch_delay_us, uint, 0444);
 MODULE_PARM_DESC(watch_delay_us, "Longest random delay after each access of an unlocking task, us");
+
+static unsigned int release_delay_us = 2000;
+module_param(release_delay_us, uint, 0444);
+MODULE_PARM_DESC(release_delay_us, "Longest random delay after an unlocking task's access that left the mutex unlocked, us");
+
+static unsigned int locker_delay_every = 2;
+module_param(locker_delay_every, uint, 0444);
+MODULE_PARM_DESC(locker_delay_every, "Delay one trap in this many of a locking task in sleeping phases");
+
+/* A sleeping owner sleeps a tick (HZ 250, no high-resolution timers). */
+static unsigned int locker_delay_us = 8000;
+module_param(locker_delay_us, uint, 0444);
+MODULE_PARM_DESC(locker_delay_us, "Longest random delay after a locking task's access in sleeping phases, us (0: none)");
 
 /* x86 has four debug registers, each covering up to 8 aligned bytes. */
 #define WATCH_SLOTS	4
@@ -70,7 +97,7 @@ struct watch_worker {
 	struct rnd_state rnd;
 	int id;
 	/* Written by the worker, read by its own trap handler. */
-	bool in_unlock, in_control, stale;
+	bool in_lock, in_unlock, in_control, stale, sleeping;
 	int acquired_at_unlock;
 	u64 unlocks, stale_unlocks, control_reads;
 } ____cacheline_aligned_in_smp;
@@ -83,8 +110,9 @@ struct watch_run {
 	struct watch_worker *workers;
 	int nr_workers;
 	atomic_t acquired;
+	atomic_t holder;	/* the worker between lock and unlock, or -1 */
 	atomic_t nr_hits, control_hits;
-	atomic64_t traps, unlock_traps;
+	atomic64_t traps, unlock_traps, locker_delays, release_delays;
 	/* The self-test: which kinds of access trap on this machine. */
 	struct task_struct *prober;
 	atomic_t probe_traps;
@@ -135,6 +163,21 @@ static void record_hit(struct watch_run *run, struct watch_worker *w,
 	memcpy(hit->frames, frames + skip, hit->nr_frames * sizeof(*frames));
 }
 
+/*
+ * The longest delay after an unlocking task's access: release_delay_us,
+ * one time in two, when the access left the mutex unlocked. The handler
+ * runs with the debug registers off, so reading the mutex does not trap.
+ */
+static unsigned int unlock_delay_us(struct watch_run *run,
+				    struct watch_worker *w)
+{
+	if (!mutex_is_locked(run->lock) && prandom_u32_state(&w->rnd) & 1) {
+		atomic64_inc(&run->release_delays);
+		return release_delay_us;
+	}
+	return watch_delay_us;
+}
+
 /* Runs in the debug exception, after the access, on the accessing CPU. */
 static void watch_trap(struct perf_event *bp, struct perf_sample_data *data,
 		       struct pt_regs *regs)
@@ -150,12 +193,25 @@ static void watch_trap(struct perf_event *bp, struct perf_sample_data *data,
 	}
 	atomic64_inc(&run->traps);
 	w = worker_of(run, current);
-	if (!w || !READ_ONCE(w->in_unlock))
+	if (!w)
+		return;
+	if (READ_ONCE(w->in_lock)) {
+		int holder = atomic_read(&run->holder);
+
+		if (w->sleeping && locker_delay_us && locker_delay_every &&
+		    holder >= 0 && holder != w->id &&
+		    !(prandom_u32_state(&w->rnd) % locker_delay_every)) {
+			atomic64_inc(&run->locker_delays);
+			udelay(prandom_u32_state(&w->rnd) % (locker_delay_us + 1));
+		}
+		return;
+	}
+	if (!READ_ONCE(w->in_unlock))
 		return;
 	atomic64_inc(&run->unlock_traps);
 	if (w->stale)
 		record_hit(run, w, regs);
-	udelay(prandom_u32_state(&w->rnd) % (watch_delay_us + 1));
+	udelay(prandom_u32_state(&w->rnd) % (unlock_delay_us(run, w) + 1));
 	if (atomic_read(&run->acquired) != w->acquired_at_unlock)
 		w->stale = true;
 }
@@ -260,6 +316,7 @@ static bool sleeping_phase(void)
 
 static void watch_unlock(struct watch_run *run, struct watch_worker *w)
 {
+	atomic_set(&run->holder, -1);
 	w->acquired_at_unlock = atomic_read(&run->acquired);
 	w->stale = false;
 	/* The handler reads these on this CPU, in the trap: program order. */
@@ -293,8 +350,14 @@ static int watch_worker_fn(void *arg)
 			usleep_range(1000, 2000);
 			continue;
 		}
+		w->sleeping = sleeping;
+		WRITE_ONCE(w->in_lock, true);
+		barrier();
 		if (n & 1 || !mutex_trylock(run->lock))
 			mutex_lock(run->lock);
+		barrier();
+		WRITE_ONCE(w->in_lock, false);
+		atomic_set(&run->holder, w->id);
 		atomic_inc(&run->acquired);
 		if (sleeping && n % SLEEP_EVERY == 0)
 			usleep_range(20, 50);
@@ -384,6 +447,7 @@ int watch_run(unsigned int duration_ms, unsigned int nr_threads)
 		goto out;
 	}
 	run->nr_workers = nr_threads;
+	atomic_set(&run->holder, -1);
 	mutex_init(run->lock);
 	err = watch_arm(run);
 	if (!err)
@@ -407,12 +471,14 @@ int watch_run(unsigned int duration_ms, unsigned int nr_threads)
 	}
 	hits = atomic_read(&run->nr_hits);
 	control_hits = atomic_read(&run->control_hits);
-	results_printf("{\"type\":\"check\",\"check\":\"watch\",\"method\":\"hw_breakpoint\",\"threads\":%u,\"duration_ms\":%u,\"watch_delay_us\":%u,\"mutex_bytes\":%zu,\"watched_bytes\":%d,\"acquisitions\":%d,\"unlocks\":%llu,\"raced_unlocks\":%llu,\"traps\":%lld,\"unlock_traps\":%lld,\"control_reads\":%llu,\"control_caught\":%d,\"hits\":%d,",
+	results_printf("{\"type\":\"check\",\"check\":\"watch\",\"method\":\"hw_breakpoint\",\"threads\":%u,\"duration_ms\":%u,\"watch_delay_us\":%u,\"mutex_bytes\":%zu,\"watched_bytes\":%d,\"acquisitions\":%d,\"unlocks\":%llu,\"raced_unlocks\":%llu,\"traps\":%lld,\"unlock_traps\":%lld,\"release_delay_us\":%u,\"release_delays\":%lld,\"locker_delay_us\":%u,\"locker_delays\":%lld,\"control_reads\":%llu,\"control_caught\":%d,\"hits\":%d,",
 		       nr_threads, duration_ms, watch_delay_us, sizeof(*run->lock),
 		       watched,
 		       atomic_read(&run->acquired), unlocks, stale,
 		       atomic64_read(&run->traps),
-		       atomic64_read(&run->unlock_traps), control_reads,
+		       atomic64_read(&run->unlock_traps), release_delay_us,
+		       atomic64_read(&run->release_delays), locker_delay_us,
+		       atomic64_read(&run->locker_delays), control_reads,
 		       control_hits, hits);
 	report_probes(probe_trapped);
 	report_hits(run);

@@ -2,8 +2,9 @@
 """make check on real KASAN kernels: the checks pass where they should, and
 each is seen to fail on a mutant built to break what it checks.
 
-Builds three check-profile kernels (owner-field and the two mutants of
-tests/mutants; minutes each on a cold cache) and boots each a few times.
+Builds four check-profile kernels (owner-field and three mutants of
+tests/mutants, the last on count-only; minutes each on a cold cache, the
+mutants mostly from ccache) and boots each a few times.
 free_article has no mutant of its own: owner-field is one (see below).
 """
 import json
@@ -125,3 +126,24 @@ def test_touch_after_release_mutant_is_caught_by_kasan(tmp_path):
     assert any(f.startswith("mutex_unlock+") for f in kasan["access_stack"]), kasan
     # Freed by the check's own thread, right after its unlock.
     assert kasan["freed_stack"][0].startswith("amdgpu_worker_fn+"), kasan
+
+
+def test_watch_catches_a_late_write_on_a_path_only_a_half_way_locker_opens(tmp_path):
+    """late-write-slow writes the mutex after count-only's nobody-to-wake
+    release, a branch an unlock takes only when it meets a locker holding
+    the wait-list guard before it has queued: reached because watch stops
+    lockers half-way while another worker holds the mutex, and caught
+    because it then stops the unlocker after the access that left the
+    mutex unlocked, not at a release point the design marks."""
+    r = run_make("check", tmp_path, VARIANT="late-write-slow",
+                 VARIANTS_DIR=MUTANTS, CHECKS="watch")
+    assert r.returncode != 0
+    verdict = verdict_of(tmp_path, "late-write-slow")
+    assert verdict["verdict"]["free_safe"] == "no"
+    assert verdict["methods"]["hw_watchpoint"]["control_ok"]
+    watch = check_result(verdict, "watch")
+    hits = watch["evidence"]["accesses_after_release"]
+    assert any(f.startswith("__mutex_unlock_slowpath") for f in hits[0]["stack"][:2]), hits[0]
+    # The branch ran: unlock slow paths that woke nobody.
+    events = watch["coverage"]
+    assert events["mutex_unlock_slowpath"] > events["mutex_wake"], events
