@@ -312,18 +312,16 @@ static int start_workers(struct contended_run *run, struct worker *workers,
 		workers[i].run = run;
 		workers[i].latency_countdown = latency_every;
 		workers[i].rng = i + 1;
-		workers[i].task = kthread_create(contended_worker, &workers[i],
-						 "mutexlab/%d", i);
+		workers[i].task = mutexlab_thread_create(contended_worker,
+				&workers[i],
+				run->setting.pin ? nth_online_cpu(i) : -1,
+				"%d", i);
 		if (IS_ERR(workers[i].task)) {
 			int err = PTR_ERR(workers[i].task);
 
 			workers[i].task = NULL;
 			return err;
 		}
-		if (run->setting.pin)
-			kthread_bind(workers[i].task, nth_online_cpu(i));
-		/* kthread_stop() needs the task even once it has exited. */
-		get_task_struct(workers[i].task);
 		wake_up_process(workers[i].task);
 	}
 	return 0;
@@ -337,10 +335,8 @@ static void stop_workers(struct contended_run *run, struct worker *workers,
 	WRITE_ONCE(run->stop, true);
 	/* Workers never started must not wait for a start that never comes. */
 	complete_all(&run->start);
-	for (i = 0; i < nr && workers[i].task; i++) {
-		kthread_stop(workers[i].task);
-		put_task_struct(workers[i].task);
-	}
+	for (i = 0; i < nr && workers[i].task; i++)
+		mutexlab_thread_stop(workers[i].task);
 }
 
 /* What the workers' scheduler accounting says, summed over them. */
@@ -473,11 +469,9 @@ static int start_hogs(struct contended_run *run, struct task_struct **hogs)
 	for_each_online_cpu(cpu) {
 		struct task_struct *t;
 
-		t = kthread_create(hog_fn, run, "mutexlab/hog%u", cpu);
+		t = mutexlab_thread_create(hog_fn, run, cpu, "hog%u", cpu);
 		if (IS_ERR(t))
 			return PTR_ERR(t);
-		kthread_bind(t, cpu);
-		get_task_struct(t);
 		hogs[cpu] = t;
 		wake_up_process(t);
 	}
@@ -489,12 +483,9 @@ static void stop_hogs(struct task_struct **hogs)
 {
 	unsigned int cpu;
 
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		if (!hogs[cpu])
-			continue;
-		kthread_stop(hogs[cpu]);
-		put_task_struct(hogs[cpu]);
-	}
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if (hogs[cpu])
+			mutexlab_thread_stop(hogs[cpu]);
 }
 
 /* Returns 1 when the point passed, 0 when it failed, or -errno. */
@@ -635,19 +626,18 @@ static int probe_unlock_once(struct mutex *lock, u64 *unlock_ns, bool *slept)
 
 	init_completion(&pw.started);
 	mutex_lock(lock);
-	task = kthread_run(probe_waiter_fn, &pw, "mutexlab/probe");
+	task = mutexlab_thread_create(probe_waiter_fn, &pw, -1, "probe");
 	if (IS_ERR(task)) {
 		mutex_unlock(lock);
 		return PTR_ERR(task);
 	}
-	get_task_struct(task);
+	wake_up_process(task);
 	wait_for_completion(&pw.started);
 	*slept = wait_until_sleeping(task);
 	t0 = ktime_get_ns();
 	mutex_unlock(lock);
 	*unlock_ns = ktime_get_ns() - t0;
-	kthread_stop(task);
-	put_task_struct(task);
+	mutexlab_thread_stop(task);
 	return 0;
 }
 

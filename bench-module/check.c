@@ -261,30 +261,31 @@ static int run_exclusion(void)
 	have_events = snapshot_events(events_before);
 	for (i = 0; i < nr_threads; i++) {
 		workers[i].s = s;
-		workers[i].task = kthread_run(excl_worker_fn, &workers[i],
-					      "mutexlab/x%d", i);
+		workers[i].task = mutexlab_thread_create(excl_worker_fn,
+							 &workers[i], -1,
+							 "x%d", i);
 		if (IS_ERR(workers[i].task)) {
 			err = PTR_ERR(workers[i].task);
 			workers[i].task = NULL;
 			break;
 		}
-		get_task_struct(workers[i].task);
+		wake_up_process(workers[i].task);
 	}
-	signaller = err ? NULL : kthread_run(excl_signaller_fn, workers,
-					     "mutexlab/sig");
+	signaller = err ? NULL : mutexlab_thread_create(excl_signaller_fn,
+							workers, -1, "sig");
 	if (IS_ERR(signaller)) {
 		err = PTR_ERR(signaller);
 		signaller = NULL;
 	}
+	if (signaller)
+		wake_up_process(signaller);
 	if (!err)
 		msleep(check_ms);
 	if (signaller)
-		kthread_stop(signaller);
+		mutexlab_thread_stop(signaller);
 	WRITE_ONCE(s->stop, true);
-	for (i = 0; i < nr_threads && workers[i].task; i++) {
-		kthread_stop(workers[i].task);
-		put_task_struct(workers[i].task);
-	}
+	for (i = 0; i < nr_threads && workers[i].task; i++)
+		mutexlab_thread_stop(workers[i].task);
 	if (err)
 		goto out;
 	if (have_events)
@@ -483,14 +484,15 @@ static int start_free_workers(struct free_run *run, struct free_worker *workers,
 	for (i = 0; i < nr; i++) {
 		workers[i].run = run;
 		workers[i].id = i;
-		workers[i].task = kthread_run(fn, &workers[i], "mutexlab/f%d", i);
+		workers[i].task = mutexlab_thread_create(fn, &workers[i], -1,
+							 "f%d", i);
 		if (IS_ERR(workers[i].task)) {
 			int err = PTR_ERR(workers[i].task);
 
 			workers[i].task = NULL;
 			return err;
 		}
-		get_task_struct(workers[i].task);
+		wake_up_process(workers[i].task);
 	}
 	return 0;
 }
@@ -502,10 +504,8 @@ static void stop_free_workers(struct free_run *run, struct free_worker *workers,
 
 	WRITE_ONCE(run->stop, true);
 	wake_up_all(&run->round_wait);
-	for (i = 0; i < nr && workers[i].task; i++) {
-		kthread_stop(workers[i].task);
-		put_task_struct(workers[i].task);
-	}
+	for (i = 0; i < nr && workers[i].task; i++)
+		mutexlab_thread_stop(workers[i].task);
 }
 
 /* Returns 0, or -ETIMEDOUT when a round's object was never freed. */

@@ -52,6 +52,13 @@ void check_run(void);
 void check_exit(void);
 void check_ktap_result(int nr, bool ok, const char *name, const char *why);
 
+/* threads.c: the module's kthreads, each held by a reference */
+struct task_struct;
+__printf(4, 5) struct task_struct *
+mutexlab_thread_create(int (*fn)(void *), void *data, int cpu,
+		       const char *fmt, ...);
+void mutexlab_thread_stop(struct task_struct *task);
+
 /* watch.c: free-safety seen by hardware watchpoints on the mutex */
 int watch_run(unsigned int duration_ms, unsigned int nr_threads);
 

@@ -375,10 +375,8 @@ static void stop_watch_workers(struct watch_run *run)
 	int i;
 
 	WRITE_ONCE(run->stop, true);
-	for (i = 0; i < run->nr_workers && run->workers[i].task; i++) {
-		kthread_stop(run->workers[i].task);
-		put_task_struct(run->workers[i].task);
-	}
+	for (i = 0; i < run->nr_workers && run->workers[i].task; i++)
+		mutexlab_thread_stop(run->workers[i].task);
 }
 
 static int start_watch_workers(struct watch_run *run)
@@ -392,14 +390,13 @@ static int start_watch_workers(struct watch_run *run)
 		w->id = i;
 		prandom_seed_state(&w->rnd, get_random_u64());
 		/* Created stopped: the handler must know the task first. */
-		w->task = kthread_create(watch_worker_fn, w, "mutexlab/w%d", i);
+		w->task = mutexlab_thread_create(watch_worker_fn, w, -1, "w%d", i);
 		if (IS_ERR(w->task)) {
 			int err = PTR_ERR(w->task);
 
 			w->task = NULL;
 			return err;
 		}
-		get_task_struct(w->task);
 	}
 	for (i = 0; i < run->nr_workers; i++)
 		wake_up_process(run->workers[i].task);
