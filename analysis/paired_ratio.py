@@ -2,38 +2,37 @@
 # SPDX-License-Identifier: GPL-2.0
 """A metric of NEW relative to BASE over interleaved rounds.
 
-Usage: analysis/paired_ratio.py ROUNDS.txt BASE NEW [throughput|p99]
+Usage: analysis/paired_ratio.py ROUNDS.txt BASE NEW [throughput|latency_p99]
 ROUNDS.txt is lab/interleave.sh's output. For every series (workload and
-settings) and thread count, each round gives one ratio: NEW's median over BASE's, both from the
-same round (throughput: acquisitions per second; p99: the 99th percentile of
-lock latency, a log2 bucket bound, so its ratios are powers of two). Prints
-the median ratio and its range over rounds.
+settings) and thread count, each round gives one ratio: NEW's median over
+BASE's, both from the same round. The metrics are make regress's
+(analysis/regress.py METRICS: acquisitions per second; the 99th percentile
+of lock latency, left out where too few samples are behind it). Prints the
+median ratio and its range over rounds.
 """
+import argparse
 import json
 import statistics
 import sys
 from pathlib import Path
 
+from regress import METRICS
 from results import series_of
 from sets import read_rounds
 
 MIN_ROUNDS = 5
-METRICS = {
-    "throughput": lambda point: point["per_sec"],
-    "p99": lambda point: point["latency_ns"]["p99"],
-}
 
 
 def per_point_medians(result_dir, metric="throughput"):
     """{(series, threads): median over the set's repetitions}."""
-    value = METRICS[metric]
+    read, _ = METRICS[metric]
     points = json.loads((Path(result_dir) / "results.json").read_text())["points"]
     by_key = {}
     for p in points:
-        if metric == "p99" and not p.get("latency_ns"):
-            continue  # no latency sample in this point
-        key = (series_of(p), p["threads"])
-        by_key.setdefault(key, []).append(value(p))
+        value = read(p)
+        if value is None:
+            continue  # no latency sample, or too few, in this point
+        by_key.setdefault((series_of(p), p["threads"]), []).append(value)
     return {k: statistics.median(v) for k, v in by_key.items()}
 
 
@@ -51,11 +50,14 @@ def paired_ratios(rounds, base, new, metric="throughput"):
 
 
 def main(argv):
-    if len(argv) not in (4, 5) or (len(argv) == 5 and argv[4] not in METRICS):
-        sys.exit(__doc__)
-    metric = argv[4] if len(argv) == 5 else "throughput"
-    ratios = paired_ratios(read_rounds(argv[1]), argv[2], argv[3], metric)
-    print(f"{argv[3]} / {argv[2]}: {metric} ratio per round")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rounds", help="lab/interleave.sh's rounds file")
+    ap.add_argument("base")
+    ap.add_argument("new")
+    ap.add_argument("metric", nargs="?", default="throughput", choices=list(METRICS))
+    args = ap.parse_args(argv[1:])
+    ratios = paired_ratios(read_rounds(args.rounds), args.base, args.new, args.metric)
+    print(f"{args.new} / {args.base}: {args.metric} ratio per round")
     print(f"{'series':<34} {'threads':>7} {'rounds':>6} {'median':>8} "
           f"{'min':>8} {'max':>8}")
     for (series, t), r in sorted(ratios.items()):

@@ -51,6 +51,6 @@ def test_p99_ratio_per_workload(tmp_path):
                         {"workload": "uncontended", "threads": 1,
                          "per_sec": 1.0, "latency_ns": {}}]}))
         sets[name] = str(tmp_path / name)
-    ratios = paired_ratio.paired_ratios({"1": sets}, "base", "new", "p99")
+    ratios = paired_ratio.paired_ratios({"1": sets}, "base", "new", "latency_p99")
     assert ratios == {("contended/C16/W0/unpinned", 2): [2.0],
                       ("sharded/C16/W0/unpinned", 2): [1.0]}
