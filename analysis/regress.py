@@ -391,7 +391,7 @@ def main(argv):
     if unknown:
         parser.error(f"unknown metric(s) {', '.join(sorted(unknown))}; "
                      f"known: {', '.join(METRICS)}")
-    results_dir = os.environ.get("RESULTS_DIR") or LAB_ROOT / "results"
+    results_dir = os.environ.get("RESULTS_DIR") or lab_settings.default("RESULTS_DIR", "regress")
     try:
         report = regress(args.base, args.new, results_dir, metrics,
                          args.threshold / 100, args.alpha, args.rounds)

@@ -25,7 +25,7 @@ NEW_APPEND=${NEW_APPEND:-}
 PAIRS=${PAIRS:-5}
 # A boot is the unit: one per side would leave the noise unknown.
 SETS_PER_SIDE=${SETS_PER_SIDE:-3}
-RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+RESULTS_DIR=${RESULTS_DIR:-$(setting_default RESULTS_DIR bench)}
 export RESULTS_DIR PLOTS=0 CROSSCHECK=0
 
 # Prints the new set of one run. Called in $(...), which does not inherit

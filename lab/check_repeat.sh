@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 
 RUNS=${RUNS:-10}
 VARIANT=${VARIANT:-owner-field}
-RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+RESULTS_DIR=${RESULTS_DIR:-$(setting_default RESULTS_DIR check)}
 export VARIANT RESULTS_DIR
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
 

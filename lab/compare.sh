@@ -8,7 +8,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+RESULTS_DIR=${RESULTS_DIR:-$(setting_default RESULTS_DIR compare)}
 export RESULTS_DIR
 
 main() {
@@ -19,7 +19,7 @@ main() {
 		read -ra sets <<<"$SETS"
 	else
 		[ -n "${VARIANTS:-}" ] || die 'give VARIANTS="a b ..." to run, or SETS="dir ..." to reuse'
-		: "${ROUNDS:=3}"
+		: "${ROUNDS:=$(setting_default ROUNDS compare)}"
 		export ROUNDS
 		rounds_file="$out/rounds.txt"
 		log "running ${VARIANTS} interleaved, $ROUNDS round(s); rounds in $rounds_file"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Usage: VARIANTS="stock owner-field" ROUNDS=5 lab/interleave.sh
+# Usage: VARIANTS="stock owner-field" [ROUNDS=3] lab/interleave.sh
 # Boots each variant in turn, ROUNDS times (A B A B ...), so that drift of
 # the machine hits every variant alike. Other settings are lab/bench.sh's.
 # Prints one line per result set: round, variant, folder.
@@ -8,8 +8,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 VARIANTS=${VARIANTS:?VARIANTS="a b ..." is required}
-ROUNDS=${ROUNDS:-5}
-RESULTS_DIR=${RESULTS_DIR:-$LAB_ROOT/results}
+ROUNDS=${ROUNDS:-$(setting_default ROUNDS compare)}
+RESULTS_DIR=${RESULTS_DIR:-$(setting_default RESULTS_DIR compare)}
 # Plotting each round's set would put host work between the rounds, and a
 # cross-check boot a round of its own.
 PLOTS=0

@@ -182,6 +182,13 @@ load_settings() {
 	rm -f "$file"
 }
 
+# Usage: setting_default NAME JOB
+# NAME's default for JOB (lab/settings.toml), for the scripts that default
+# a setting or two without resolving a whole job.
+setting_default() {
+	"$PYTHON" "$LAB_ROOT/lab/settings.py" default "$1" "$2"
+}
+
 # Usage: recorded_settings JOB
 # The settings JOB's manifest records, one name a line.
 recorded_settings() {

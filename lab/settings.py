@@ -11,6 +11,8 @@ the lists the Makefile, make help, the manifests and make regress use.
   lab/settings.py names [--record JOB]
                                   every setting (make exports them), or those
                                   JOB's manifest records
+  lab/settings.py default NAME JOB
+                                  NAME's default for JOB, filled in
   lab/settings.py help JOB [--besides JOB2]
                                   one line per setting of JOB (not JOB2's)
 """
@@ -177,6 +179,14 @@ def resolve(job, env):
     return {s.name: values[s.name] for s in of_job(job) if s.name in values}
 
 
+def default(name, job):
+    """name's default for job, filled in; SettingsError when it has none."""
+    found = [s for s in of_job(job) if s.name == name]
+    if not found or found[0].default_for(job) is None:
+        raise SettingsError(f"{name} has no default for {job} in {TABLE.name}")
+    return fill(found[0].default_for(job), {}, job)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -184,6 +194,9 @@ def main(argv=None):
     r.add_argument("job", choices=JOBS)
     n = sub.add_parser("names")
     n.add_argument("--record", choices=JOBS)
+    d = sub.add_parser("default")
+    d.add_argument("name")
+    d.add_argument("job", choices=JOBS)
     h = sub.add_parser("help")
     h.add_argument("job", choices=JOBS)
     h.add_argument("--besides", choices=JOBS,
@@ -194,6 +207,8 @@ def main(argv=None):
             out = b"".join(f"{k}={v}".encode() + b"\0"
                            for k, v in resolve(args.job, os.environ).items())
             sys.stdout.buffer.write(out)
+        elif args.command == "default":
+            print(default(args.name, args.job))
         elif args.command == "names":
             print(" ".join(s.name for s in table()
                            if args.record is None or args.record in s.record))
@@ -202,9 +217,9 @@ def main(argv=None):
             for s in of_job(args.job):
                 if s.name in besides:
                     continue
-                default = s.default_for(args.job)
-                shown = (f" (default {fill(default, {}, args.job)})"
-                         if default not in (None, "") else "")
+                value = s.default_for(args.job)
+                shown = (f" (default {fill(value, {}, args.job)})"
+                         if value not in (None, "") else "")
                 print(f"  {s.name}{shown}: {s.help}")
     except (SettingsError, catalog.CatalogError, tomllib.TOMLDecodeError) as e:
         print(f"mutexlab: error: {e}", file=sys.stderr)

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
+import settings
 from manifest import host_info, lab_state, sha256
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
@@ -289,7 +290,7 @@ def parse_args(argv):
     ap.add_argument("--variants", default=",".join(DESIGNS),
                     help="comma-separated designs (default: all four)")
     ap.add_argument("--models-dir", default=str(LAB_ROOT / "models"))
-    ap.add_argument("--results-dir", default=str(LAB_ROOT / "results"))
+    ap.add_argument("--results-dir", default=settings.default("RESULTS_DIR", "verify"))
     ap.add_argument("--jobs", type=int, default=2)
     return ap.parse_args(argv)
 

@@ -124,3 +124,21 @@ def test_make_help_lists_every_setting_of_bench_and_check():
     for job in ("bench", "check"):
         for s in settings.of_job(job):
             assert f"  {s.name}" in help_text, s.name
+
+
+def test_scripts_take_their_defaults_from_the_table():
+    """RESULTS_DIR was defaulted in six places, ROUNDS as 3 in one and 5 in
+    another; now lab/settings.toml holds them and no script names them."""
+    for module in ("analysis/regress.py", "lab/verify.py"):
+        assert 'LAB_ROOT / "results"' not in (LAB_ROOT / module).read_text(), module
+    for script in (LAB_ROOT / "lab").glob("*.sh"):
+        text = script.read_text()
+        assert "RESULTS_DIR:-$LAB_ROOT" not in text, script.name
+        assert "ROUNDS:-5" not in text and "ROUNDS:=3" not in text, script.name
+    out = subprocess.run(["bash", "-c", "source lab/lib.sh && setting_default ROUNDS compare"
+                          " && setting_default RESULTS_DIR check"],
+                         cwd=LAB_ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["3", str(LAB_ROOT / "results")]
+    r = subprocess.run(["bash", "-c", "source lab/lib.sh && setting_default BASE regress"],
+                       cwd=LAB_ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "BASE has no default for regress" in r.stderr
