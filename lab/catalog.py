@@ -5,9 +5,9 @@
 Python reads it with load(); the shell scripts with this file's commands,
 which print plain tab-separated fields, one entry per line:
 
-  lab/catalog.py checks [--profile P]   name runner runs_for expected_s
+  lab/catalog.py checks CHECK_MS PEER_SECS
+                                        name runner runs_for expected seconds
                                         release_window tcg_threads
-  lab/catalog.py workloads [--default]  name threads sweeps_settings
   lab/catalog.py points-per-rep WORKLOADS SETTINGS THREAD_POINTS
   lab/catalog.py help                   the lists for make help
 """
@@ -64,28 +64,40 @@ class Check:
                "tcg_threads": ("multi", "single")}
 
     def expected_seconds(self, check_ms, peer_secs):
+        """The boot's expected run time, s, which sizes its watchdog."""
         return self.expected_s + {"check_ms": check_ms // 1000,
                                   "peer_secs": peer_secs,
                                   "fixed": 0}[self.runs_for]
 
 
-def build(cls, entry, where):
-    """One entry as cls, or CatalogError naming what is wrong with it."""
+def table_entry(cls, entry, where, error, choices, subsets=None, required=()):
+    """A TOML table as the dataclass cls (lists as tuples), or error naming
+    what is wrong: a field missing or unknown, a value not among its
+    choices ({field: allowed}), a list not within its subset ({field:
+    allowed}). lab/settings.py reads its table with it too."""
     fields = cls.__dataclass_fields__
-    required = {n for n, f in fields.items() if f.default is MISSING}
-    if cls is Check and entry.get("runner") == "module":
-        required.add("module_tests")
-    missing = required - set(entry)
+    missing = ({n for n, f in fields.items() if f.default is MISSING}
+               | set(required)) - set(entry)
     unknown = set(entry) - set(fields)
     if missing or unknown:
-        raise CatalogError(f"{where}: missing {sorted(missing)}, unknown {sorted(unknown)}")
-    for name, choices in cls.CHOICES.items():
-        if entry[name] not in choices:
-            raise CatalogError(f"{where}: {name} '{entry[name]}' is not one of {choices}")
+        raise error(f"{where}: missing {sorted(missing)}, unknown {sorted(unknown)}")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
-    if cls is Check and not set(values["profiles"]) <= set(PROFILES):
-        raise CatalogError(f"{where}: profiles {values['profiles']} not in {PROFILES}")
+    for key, allowed in choices.items():
+        if values[key] not in allowed:
+            raise error(f"{where}: {key} '{values[key]}' is not one of {allowed}")
+    for key, allowed in (subsets or {}).items():
+        if not set(values.get(key, ())) <= set(allowed):
+            raise error(f"{where}: {key} {values[key]} not in {allowed}")
     return cls(**values)
+
+
+def build(cls, entry, where):
+    """One entry as cls, or CatalogError naming what is wrong with it."""
+    if cls is Check:
+        return table_entry(cls, entry, where, CatalogError, cls.CHOICES,
+                           subsets={"profiles": PROFILES},
+                           required=("module_tests",) if entry.get("runner") == "module" else ())
+    return table_entry(cls, entry, where, CatalogError, cls.CHOICES)
 
 
 def parse(text):
@@ -115,13 +127,6 @@ def checks():
     return load()[1]
 
 
-def check(name):
-    found = [c for c in checks() if c.name == name]
-    if not found:
-        raise KeyError(f"unknown check '{name}'; checks: {' '.join(c.name for c in checks())}")
-    return found[0]
-
-
 def default_checks(profile):
     return [c.name for c in checks() if profile in c.profiles]
 
@@ -147,9 +152,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     c = sub.add_parser("checks")
-    c.add_argument("--profile", choices=PROFILES)
-    w = sub.add_parser("workloads")
-    w.add_argument("--default", action="store_true")
+    c.add_argument("check_ms", type=int)
+    c.add_argument("peer_secs", type=int)
     p = sub.add_parser("points-per-rep")
     p.add_argument("workloads", help="comma-separated")
     p.add_argument("settings", type=int)
@@ -163,13 +167,9 @@ def main(argv=None):
         return 2
     if args.command == "checks":
         for ch in checks():
-            if args.profile is None or args.profile in ch.profiles:
-                print("\t".join((ch.name, ch.runner, ch.runs_for, str(ch.expected_s),
-                                 flag(ch.release_window), ch.tcg_threads)))
-    elif args.command == "workloads":
-        for wl in workloads():
-            if wl.default or not args.default:
-                print("\t".join((wl.name, wl.threads, flag(wl.sweeps_settings))))
+            expected = ch.expected_seconds(args.check_ms, args.peer_secs)
+            print("\t".join((ch.name, ch.runner, ch.runs_for, str(expected),
+                             flag(ch.release_window), ch.tcg_threads)))
     elif args.command == "points-per-rep":
         print(points_per_rep(args.workloads.split(","), args.settings,
                              args.thread_points))

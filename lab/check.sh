@@ -23,7 +23,8 @@ mapfile -t SETTINGS < <(recorded_settings check)
 [ "${#SETTINGS[@]}" -gt 0 ] || die "lab/settings.toml records no setting of make check"
 
 # The catalog's checks (lab/catalog.toml), read once: how each runs and how
-# long it takes. The profile's default CHECKS are the catalog's.
+# long it takes with these settings. The profile's default CHECKS are the
+# catalog's.
 declare -A CHECK_RUNNER CHECK_RUNS_FOR CHECK_EXPECTED_S CHECK_RELEASE_WINDOW CHECK_TCG_THREADS
 while IFS=$'\t' read -r name runner runs_for expected_s release_window tcg_threads; do
 	CHECK_RUNNER[$name]=$runner
@@ -31,7 +32,7 @@ while IFS=$'\t' read -r name runner runs_for expected_s release_window tcg_threa
 	CHECK_EXPECTED_S[$name]=$expected_s
 	CHECK_RELEASE_WINDOW[$name]=$release_window
 	CHECK_TCG_THREADS[$name]=$tcg_threads
-done < <(catalog checks)
+done < <(catalog checks "$CHECK_MS" "$PEER_SECS")
 [ "${#CHECK_RUNNER[@]}" -gt 0 ] || die "lab/catalog.toml lists no checks"
 
 # The kernel's own suites, built as modules by the check profile.
@@ -59,22 +60,12 @@ check_append() {
 	printf '%s %s\n' "$append" "$GUEST_APPEND"
 }
 
-expected_seconds() {
-	local check=$1 base
-	case "${CHECK_RUNS_FOR[$check]}" in
-	check_ms) base=$((CHECK_MS / 1000)) ;;
-	peer_secs) base=$PEER_SECS ;;
-	*) base=0 ;;
-	esac
-	echo $((base + CHECK_EXPECTED_S[$check]))
-}
-
 # A crashed or failed guest is a verdict, not an error of the lab.
 run_check() {
 	local check=$1 dir="$OUT/$1"
 	mkdir -p "$dir"
 	log "check $check: $(check_append "$check")"
-	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$dir" "$(expected_seconds "$check")" \
+	boot_guest "$BUILD" "$OUT/initramfs.cpio" "$dir" "${CHECK_EXPECTED_S[$check]}" \
 		"$(check_append "$check")" "${CHECK_TCG_THREADS[$check]}" ||
 		log "check $check: the guest did not end cleanly"
 }
@@ -87,7 +78,7 @@ main() {
 		printf 'plan: make check VARIANT=%s (dry run: nothing built or booted)\n' "$VARIANT"
 		printf '  kernel: %s (profile %s)\n' "$(build_dir "$VARIANT" "$PROFILE")" "$PROFILE"
 		for check in $CHECKS; do
-			printf '  boot %s: %s s, %s\n' "$check" "$(expected_seconds "$check")" \
+			printf '  boot %s: %s s, %s\n' "$check" "${CHECK_EXPECTED_S[$check]}" \
 				"$(check_append "$check")"
 		done
 		return 0

@@ -21,7 +21,7 @@ import os
 import re
 import sys
 import tomllib
-from dataclasses import MISSING, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -96,20 +96,10 @@ class Setting:
 
 
 def build(entry):
-    fields = Setting.__dataclass_fields__
-    where = f"setting {entry.get('name', '?')}"
-    missing = {n for n, f in fields.items() if f.default is MISSING} - set(entry)
-    unknown = set(entry) - set(fields)
-    if missing or unknown:
-        raise SettingsError(f"{where}: missing {sorted(missing)}, unknown {sorted(unknown)}")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
-    for key, allowed in (("type", TYPES), ("to", DESTINATIONS)):
-        if values[key] not in allowed:
-            raise SettingsError(f"{where}: {key} '{values[key]}' is not one of {allowed}")
-    for key in ("jobs", "record"):
-        if not set(values.get(key, ())) <= set(JOBS):
-            raise SettingsError(f"{where}: {key} {values[key]} not in {JOBS}")
-    return Setting(**values)
+    return catalog.table_entry(
+        Setting, entry, f"setting {entry.get('name', '?')}", SettingsError,
+        choices={"type": TYPES, "to": DESTINATIONS},
+        subsets={"jobs": JOBS, "record": JOBS})
 
 
 def parse(text):

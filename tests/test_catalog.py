@@ -150,7 +150,7 @@ def test_scripts_read_the_catalog():
     assert dict(booted)["locktorture"] == "15"
     debug = shell("DRY_RUN=1 PROFILE=debug RESULTS_DIR=$(mktemp -d) lab/check.sh")
     assert re.findall(r"^  boot (\w+):", debug, re.M) == ["exclusion", "locktorture"]
-    assert shell("source lab/lib.sh && catalog workloads --default | cut -f1 | paste -sd,"
+    assert shell("source lab/lib.sh && load_settings bench && echo \"$WORKLOADS\""
                  ).strip() == "uncontended,contended,oversubscribed,sharded"
     help_text = shell("make -s help").splitlines()
     assert all(line in help_text for line in catalog.help_lines())
