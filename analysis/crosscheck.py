@@ -24,7 +24,7 @@ from check_verdict import LOCKTORTURE_WRITES  # noqa: E402
 from results import parse_raw  # noqa: E402
 
 SECTION = re.compile(r"^# mutexlab-section: (?P<name>.+)$")
-# Our workers are the kthreads mutexlab/<i> (bench.c's start_workers()); a
+# Our workers are the kthreads mutexlab/<i> (point.c's start_workers()); a
 # per-thread report names them, where its callers (from frame-pointer-less
 # call chains) would not.
 OUR_WORKER = re.compile(r"^mutexlab/\d+$")

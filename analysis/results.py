@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Parse the bench module's results channel: KTAP verdicts and JSON lines.
+"""Parse the bench module's results channel: KTAP verdicts and data records
+(JSON objects on KTAP diagnostic lines).
 
 Usage: analysis/results.py RESULTS.raw RESULTS.json [VCPUS]
 Writes the parsed results and prints a summary; exits 1 when the run failed
@@ -29,6 +30,16 @@ KTAP_RESULT = re.compile(
     r"(?:#\s*(?P<directive>.*))?$")
 KTAP_PLAN = re.compile(r"^1\.\.(\d+)$")
 KTAP_TOTALS = re.compile(r"^# Totals: (.*)$")
+RECORD_PREFIX = "# {"
+
+
+def record_text(line):
+    """The JSON of a data record line, or None. The module writes each
+    record on a KTAP diagnostic line, "# {...}", which KTAP parsers skip;
+    sets from before that have it bare, "{...}"."""
+    if line.startswith(RECORD_PREFIX):
+        return line[len(RECORD_PREFIX) - 1:]
+    return line if line.startswith("{") else None
 
 
 def parse_raw(text, vcpus=None):
@@ -40,8 +51,8 @@ def parse_raw(text, vcpus=None):
         line = line.rstrip("\r")
         if not line.strip():
             continue
-        if line.startswith("{"):
-            parse_record(parsed, line, lineno)
+        if record := record_text(line):
+            parse_record(parsed, record, lineno)
         elif line.startswith("KTAP version "):
             parsed["ktap_version"] = line.split()[-1]
         elif m := KTAP_PLAN.match(line):

@@ -6,15 +6,21 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 
-/* main.c: module parameters that every part reports */
+/* meta.c: what every run reports about the guest */
 extern long mutexlab_release_window_ns;
 extern char *mutexlab_clocksource;
 void report_guest_meta(void);
 
-/* results.c: the results channel, debugfs mutexlab/results */
+/*
+ * results.c: the results channel, debugfs mutexlab/results: KTAP, with each
+ * data record a JSON object on a diagnostic line ("# {...}")
+ */
 int results_init(void);
 void results_exit(void);
 __printf(1, 2) void results_printf(const char *fmt, ...);
+void results_record(const char *type);
+void results_ktap(int nr, bool ok, const char *check, const char *name,
+		  const char *why);
 void results_finish(void);
 bool results_overflowed(void);
 void results_wait_forwarded(void);
@@ -41,25 +47,24 @@ void report_latency_hist(const char *key, const u64 *before, const u64 *after);
 /* floors.c: the clocks' and the fast-path atomics' costs, in this boot */
 void report_floors(void);
 
-/* bench.c: the benchmark sweep (the default) */
+/* bench.c: the benchmark sweep (the default; bench.h for its parts) */
 int bench_prepare(void);
 void bench_run(void);
 void bench_exit(void);
 
-/* check.c: one correctness check, chosen with check=NAME */
+/* check.c: one correctness check, chosen with check=NAME (checks.h) */
 int check_prepare(const char *name);
 void check_run(void);
 void check_exit(void);
-void check_ktap_result(int nr, bool ok, const char *name, const char *why);
 
 /* threads.c: the module's kthreads, each held by a reference */
 struct task_struct;
-__printf(4, 5) struct task_struct *
-mutexlab_thread_create(int (*fn)(void *), void *data, int cpu,
-		       const char *fmt, ...);
+__printf(5, 6) int mutexlab_thread_create(struct task_struct **task,
+					  int (*fn)(void *), void *data,
+					  int cpu, const char *fmt, ...);
+__printf(5, 6) int mutexlab_thread_start(struct task_struct **task,
+					 int (*fn)(void *), void *data,
+					 int cpu, const char *fmt, ...);
 void mutexlab_thread_stop(struct task_struct *task);
-
-/* watch.c: free-safety seen by hardware watchpoints on the mutex */
-int watch_run(unsigned int duration_ms, unsigned int nr_threads);
 
 #endif /* MUTEXLAB_H */

@@ -48,6 +48,24 @@ __printf(1, 2) void results_printf(const char *fmt, ...)
 	wake_up_interruptible(&results.wait);
 }
 
+/*
+ * Opens a data record: a JSON object on a KTAP diagnostic line ("# "), so
+ * that a KTAP parser skips it and the host finds it by its prefix. The
+ * caller adds the other fields and closes it with "}\n".
+ */
+void results_record(const char *type)
+{
+	results_printf("# {\"type\":\"%s\",", type);
+}
+
+/* A check's KTAP result, "<check>/<name>", with why it failed. */
+void results_ktap(int nr, bool ok, const char *check, const char *name,
+		  const char *why)
+{
+	results_printf("%sok %d - %s/%s%s%s\n", ok ? "" : "not ", nr, check,
+		       name, ok ? "" : " # ", ok ? "" : why);
+}
+
 void results_finish(void)
 {
 	/* Readers that see done also see all text published before it. */

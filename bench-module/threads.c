@@ -12,28 +12,54 @@
 
 #include "mutexlab.h"
 
+static int thread_vcreate(struct task_struct **task, int (*fn)(void *),
+			  void *data, int cpu, const char *fmt, va_list args)
+{
+	char name[TASK_COMM_LEN];
+	struct task_struct *t;
+
+	vsnprintf(name, sizeof(name), fmt, args);
+	*task = NULL;
+	t = kthread_create(fn, data, "mutexlab/%s", name);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	if (cpu >= 0)
+		kthread_bind(t, cpu);
+	get_task_struct(t);
+	*task = t;
+	return 0;
+}
+
 /*
  * A new kthread running fn(data), named "mutexlab/<name>", bound to cpu
  * unless cpu is negative, held by a reference and not yet woken (the caller
- * wakes it with wake_up_process()); or an ERR_PTR().
+ * wakes it with wake_up_process()), in *task; 0, or -errno with *task NULL.
  */
-struct task_struct *mutexlab_thread_create(int (*fn)(void *), void *data,
-					   int cpu, const char *fmt, ...)
+int mutexlab_thread_create(struct task_struct **task, int (*fn)(void *),
+			   void *data, int cpu, const char *fmt, ...)
 {
-	struct task_struct *task;
-	char name[TASK_COMM_LEN];
 	va_list args;
+	int err;
 
 	va_start(args, fmt);
-	vsnprintf(name, sizeof(name), fmt, args);
+	err = thread_vcreate(task, fn, data, cpu, fmt, args);
 	va_end(args);
-	task = kthread_create(fn, data, "mutexlab/%s", name);
-	if (IS_ERR(task))
-		return task;
-	if (cpu >= 0)
-		kthread_bind(task, cpu);
-	get_task_struct(task);
-	return task;
+	return err;
+}
+
+/* mutexlab_thread_create(), and the thread woken. */
+int mutexlab_thread_start(struct task_struct **task, int (*fn)(void *),
+			  void *data, int cpu, const char *fmt, ...)
+{
+	va_list args;
+	int err;
+
+	va_start(args, fmt);
+	err = thread_vcreate(task, fn, data, cpu, fmt, args);
+	va_end(args);
+	if (!err)
+		wake_up_process(*task);
+	return err;
 }
 
 /* Stops a thread of mutexlab_thread_create() and drops its reference. */

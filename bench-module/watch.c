@@ -56,6 +56,7 @@
 #include <linux/stacktrace.h>
 
 #include "mutexlab.h"
+#include "checks.h"
 
 static unsigned int watch_delay_us = 20;
 module_param(watch_delay_us, uint, 0444);
@@ -253,62 +254,6 @@ static int watch_arm(struct watch_run *run)
 	return 0;
 }
 
-enum probe_kind { PROBE_LOAD, PROBE_STORE, PROBE_CMPXCHG, PROBE_OR,
-		  PROBE_XCHG, NR_PROBES };
-static const char * const probe_names[NR_PROBES] = {
-	"load", "store", "cmpxchg", "or", "xchg",
-};
-
-/*
- * Does each kind of access to the unlocked mutex's first word trap? The
- * designs release with locked read-modify-writes; an emulator that did not
- * check watchpoints on them would hide exactly the release. Each access
- * leaves the word as it was.
- */
-static void probe_kinds(struct watch_run *run, bool *trapped)
-{
-	atomic_long_t *word = (atomic_long_t *)run->lock;
-	long old;
-	int kind, before;
-
-	WRITE_ONCE(run->prober, current);
-	for (kind = 0; kind < NR_PROBES; kind++) {
-		before = atomic_read(&run->probe_traps);
-		old = atomic_long_read(word);
-		switch (kind) {
-		case PROBE_LOAD:
-			break;
-		case PROBE_STORE:
-			atomic_long_set(word, old);
-			break;
-		case PROBE_CMPXCHG:
-			atomic_long_cmpxchg(word, old, old);
-			break;
-		case PROBE_OR:
-			atomic_long_or(0, word);
-			break;
-		case PROBE_XCHG:
-			atomic_long_xchg(word, old);
-			break;
-		}
-		/* The load above traps too: count what the kind's access added. */
-		trapped[kind] = atomic_read(&run->probe_traps) - before >
-				(kind == PROBE_LOAD ? 0 : 1);
-	}
-	WRITE_ONCE(run->prober, NULL);
-}
-
-static void report_probes(const bool *trapped)
-{
-	int kind;
-
-	results_printf("\"traps_on\":{");
-	for (kind = 0; kind < NR_PROBES; kind++)
-		results_printf("%s\"%s\":%s", kind ? "," : "",
-			       probe_names[kind], trapped[kind] ? "true" : "false");
-	results_printf("},");
-}
-
 static bool sleeping_phase(void)
 {
 	return (jiffies_to_msecs(jiffies) / PHASE_MS) & 1;
@@ -382,7 +327,7 @@ static void stop_watch_workers(struct watch_run *run)
 static int start_watch_workers(struct watch_run *run)
 {
 	struct watch_worker *w;
-	int i;
+	int i, err;
 
 	for (i = 0; i < run->nr_workers; i++) {
 		w = &run->workers[i];
@@ -390,13 +335,10 @@ static int start_watch_workers(struct watch_run *run)
 		w->id = i;
 		prandom_seed_state(&w->rnd, get_random_u64());
 		/* Created stopped: the handler must know the task first. */
-		w->task = mutexlab_thread_create(watch_worker_fn, w, -1, "w%d", i);
-		if (IS_ERR(w->task)) {
-			int err = PTR_ERR(w->task);
-
-			w->task = NULL;
+		err = mutexlab_thread_create(&w->task, watch_worker_fn, w, -1,
+					     "w%d", i);
+		if (err)
 			return err;
-		}
 	}
 	for (i = 0; i < run->nr_workers; i++)
 		wake_up_process(run->workers[i].task);
@@ -425,8 +367,9 @@ static void report_hits(struct watch_run *run)
 	results_printf("]");
 }
 
-int watch_run(unsigned int duration_ms, unsigned int nr_threads)
+int run_watch(const struct check_args *a)
 {
+	const unsigned int nr_threads = a->nr_threads;
 	u64 events_before[NR_MUTEX_EVENTS], events_after[NR_MUTEX_EVENTS];
 	u64 unlocks = 0, stale = 0, control_reads = 0;
 	int i, hits, control_hits, watched = 0, passed = 0, err;
@@ -447,14 +390,19 @@ int watch_run(unsigned int duration_ms, unsigned int nr_threads)
 	atomic_set(&run->holder, -1);
 	mutex_init(run->lock);
 	err = watch_arm(run);
-	if (!err)
-		probe_kinds(run, probe_trapped);
+	if (!err) {
+		/* The trap handler counts the prober's traps, nothing else. */
+		WRITE_ONCE(run->prober, current);
+		watch_probe_kinds((atomic_long_t *)run->lock, &run->probe_traps,
+				  probe_trapped);
+		WRITE_ONCE(run->prober, NULL);
+	}
 	watched = min_t(int, sizeof(*run->lock), run->nr_slots * WATCH_LEN);
 	have_events = snapshot_events(events_before);
 	if (!err)
 		err = start_watch_workers(run);
 	if (!err)
-		msleep(duration_ms);
+		msleep(a->duration_ms);
 	stop_watch_workers(run);
 	if (have_events)
 		have_events = snapshot_events(events_after);
@@ -468,8 +416,9 @@ int watch_run(unsigned int duration_ms, unsigned int nr_threads)
 	}
 	hits = atomic_read(&run->nr_hits);
 	control_hits = atomic_read(&run->control_hits);
-	results_printf("{\"type\":\"check\",\"check\":\"watch\",\"method\":\"hw_breakpoint\",\"threads\":%u,\"duration_ms\":%u,\"watch_delay_us\":%u,\"mutex_bytes\":%zu,\"watched_bytes\":%d,\"acquisitions\":%d,\"unlocks\":%llu,\"raced_unlocks\":%llu,\"traps\":%lld,\"unlock_traps\":%lld,\"release_delay_us\":%u,\"release_delays\":%lld,\"locker_delay_us\":%u,\"locker_delays\":%lld,\"control_reads\":%llu,\"control_caught\":%d,\"hits\":%d,",
-		       nr_threads, duration_ms, watch_delay_us, sizeof(*run->lock),
+	results_record("check");
+	results_printf("\"check\":\"watch\",\"method\":\"hw_breakpoint\",\"threads\":%u,\"duration_ms\":%u,\"watch_delay_us\":%u,\"mutex_bytes\":%zu,\"watched_bytes\":%d,\"acquisitions\":%d,\"unlocks\":%llu,\"raced_unlocks\":%llu,\"traps\":%lld,\"unlock_traps\":%lld,\"release_delay_us\":%u,\"release_delays\":%lld,\"locker_delay_us\":%u,\"locker_delays\":%lld,\"control_reads\":%llu,\"control_caught\":%d,\"hits\":%d,",
+		       nr_threads, a->duration_ms, watch_delay_us, sizeof(*run->lock),
 		       watched,
 		       atomic_read(&run->acquired), unlocks, stale,
 		       atomic64_read(&run->traps),
@@ -477,7 +426,7 @@ int watch_run(unsigned int duration_ms, unsigned int nr_threads)
 		       atomic64_read(&run->release_delays), locker_delay_us,
 		       atomic64_read(&run->locker_delays), control_reads,
 		       control_hits, hits);
-	report_probes(probe_trapped);
+	watch_report_probes(probe_trapped);
 	report_hits(run);
 	results_printf(",");
 	report_event_deltas(have_events, events_before, events_after);
@@ -486,20 +435,20 @@ int watch_run(unsigned int duration_ms, unsigned int nr_threads)
 		unlocks, stale, hits, control_hits, control_reads);
 
 	passed += !err && !hits;
-	check_ktap_result(1, !err && !hits, "no_access_after_release",
-			  err ? "could not watch the mutex" :
-			  "an unlocking task touched the mutex after another task took it");
+	results_ktap(1, !err && !hits, a->name, "no_access_after_release",
+		     err ? "could not watch the mutex" :
+		     "an unlocking task touched the mutex after another task took it");
 	passed += control_hits > 0;
-	check_ktap_result(2, control_hits > 0, "control_caught",
-			  "the watchpoint missed the harness's own late read");
+	results_ktap(2, control_hits > 0, a->name, "control_caught",
+		     "the watchpoint missed the harness's own late read");
 	passed += stale > 0;
-	check_ktap_result(3, stale > 0, "raced_unlocks",
-			  "no task took the mutex while another was unlocking it");
+	results_ktap(3, stale > 0, a->name, "raced_unlocks",
+		     "no task took the mutex while another was unlocking it");
 	for (i = 0; i < NR_PROBES && probe_trapped[i]; i++)
 		;
 	passed += i == NR_PROBES;
-	check_ktap_result(4, i == NR_PROBES, "every_access_kind_traps",
-			  "some kind of access to the mutex does not trap here (see traps_on)");
+	results_ktap(4, i == NR_PROBES, a->name, "every_access_kind_traps",
+		     "some kind of access to the mutex does not trap here (see traps_on)");
 	if (err)
 		results_printf("# error %d\n", err);
 out:
@@ -507,6 +456,7 @@ out:
 	kfree(run->workers);
 	kfree(run);
 	if (err == -ENOMEM)
-		check_ktap_result(1, false, "no_access_after_release", "no memory");
+		results_ktap(1, false, a->name, "no_access_after_release",
+			     "no memory");
 	return passed;
 }

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-POINT = '{"type":"point","workload":"contended","threads":1,"rep":%d}\n'
+POINT = '# {"type":"point","workload":"contended","threads":1,"rep":%d}\n'
 
 
 def chardev_paths(argv):

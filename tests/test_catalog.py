@@ -16,7 +16,7 @@ import catalog
 from conftest import LAB_ROOT
 
 CHECK_C = LAB_ROOT / "bench-module" / "check.c"
-BENCH_C = LAB_ROOT / "bench-module" / "bench.c"
+BENCH_C = LAB_ROOT / "bench-module" / "bench_params.c"
 THREADS_ENUM = {"SWEEP": "sweep", "ONE": "one", "TWICE_CPUS": "twice_cpus"}
 
 
@@ -32,7 +32,7 @@ def module_checks(source):
 
 
 def module_workloads(source):
-    """[(name, threads, sweeps_settings, critical_section)] of bench.c's
+    """[(name, threads, sweeps_settings, critical_section)] of bench_params.c's
     workload_table, in order."""
     table = c_table(source, "struct workload workload_table[] = {")
     rows = []

@@ -157,7 +157,7 @@ def test_checkpatch_passes_on_module_and_series():
 
 
 def test_checkpatch_catches_a_style_mutant(tmp_path):
-    source = (LAB_ROOT / "bench-module" / "bench.c").read_text()
+    source = (LAB_ROOT / "bench-module" / "point.c").read_text()
     mutant = tmp_path / "mutant.c"
     mutant.write_text(source.replace("\tint i;\n", "    int i ;\n", 1))
     r = subprocess.run(["lab/checkpatch.sh", str(mutant)], cwd=LAB_ROOT,

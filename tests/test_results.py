@@ -21,6 +21,30 @@ def test_real_run_parses_clean(fixture_text):
     assert all(p["per_sec"] > 0 for p in parsed["points"])
 
 
+def as_ktap_diagnostics(text):
+    """The fixture (a module from before records went on "# " lines) as the
+    module writes it now."""
+    return "".join("# " + line if line.startswith("{") else line
+                   for line in text.splitlines(keepends=True))
+
+
+def test_records_on_diagnostic_lines_parse_as_bare_ones_did(fixture_text):
+    old = fixture_text(RAW)
+    new = as_ktap_diagnostics(old)
+    assert new != old and "\n{" not in new
+    assert results.parse_raw(new) == results.parse_raw(old)
+
+
+def test_a_diagnostic_that_is_not_a_record_is_skipped(fixture_text):
+    text = as_ktap_diagnostics(fixture_text(RAW)) + "# a note {not json}\n"
+    assert results.parse_raw(text)["problems"] == []
+
+
+def test_a_broken_record_on_a_diagnostic_line_is_a_problem(fixture_text):
+    text = as_ktap_diagnostics(fixture_text(RAW)) + '# {"type": "point", oops\n'
+    assert any("bad JSON" in p for p in results.parse_raw(text)["problems"])
+
+
 def test_not_ok_is_a_problem(fixture_text):
     text = fixture_text(RAW).replace("\nok 2 - ", "\nnot ok 2 - ", 1)
     problems = results.parse_raw(text)["problems"]
