@@ -15,9 +15,9 @@ report or hung task on the console; exit status 0) and its own results say
 so: the lab's checks in KTAP, locktorture in its final statistics, and when
 the slow-path events it exists to exercise happened. An access after
 release is seen by two detection methods, neither of them the variant's own
-claim: KASAN on the console (free_article, free_amdgpu), and hardware
-watchpoints on the mutex (watch), which need no release point marked by the
-design. verdict.json names the methods that ran and whether each was seen
+claim: KASAN on the console (the catalog's kasan checks), and hardware
+watchpoints on the mutex (its watchpoint check), which need no release
+point marked by the design. verdict.json names the methods that ran and whether each was seen
 to work on its control.
 """
 import json
@@ -36,6 +36,12 @@ import trap_site  # noqa: E402
 # catalog lacks cannot be run by lab/check.sh, so none is left unjudged.
 PROPERTIES = {c.name: c.property for c in catalog.checks()}
 EXERCISES = {c.name: c.exercises for c in catalog.checks() if c.exercises}
+# How each check's boot is read (lab/catalog.toml's judge): no check is
+# named here, so that a new one is its C table and its catalog entry.
+JUDGE_OF = {c.name: c.judge for c in catalog.checks()}
+# How each check's boot is read (lab/catalog.toml's judge): no check is
+# named here, so that a new one is its C table and its catalog entry.
+JUDGE_OF = {c.name: c.judge for c in catalog.checks()}
 # watch's tests that prove its method rather than judge the design.
 WATCH_METHOD_TESTS = ("control_caught", "every_access_kind_traps",
                       "raced_unlocks")
@@ -129,8 +135,9 @@ def coverage(name, details):
 
 
 def watch_record(details):
+    """The watchpoint check's record: the one that lists its hits."""
     return next((r for r in (details or {}).get("records") or []
-                 if r.get("check") == "watch"), None)
+                 if "accesses_after_release" in r), None)
 
 
 def watch_failed_property(details):
@@ -171,7 +178,8 @@ def judge_ww_mutex(run, raw_text):
     return not problems, problems, {}
 
 
-JUDGES = {"locktorture": judge_locktorture, "ww_mutex": judge_ww_mutex}
+# The peer suites' own output; the lab's checks are read from their KTAP.
+READERS = {"locktorture_stats": judge_locktorture, "ww_selftest": judge_ww_mutex}
 
 
 def with_access(hits, vmlinux):
@@ -189,7 +197,8 @@ def judge_check(name, folder, vmlinux=None):
     if not run:
         return {"check": name, "ok": False, "problems": ["the check never ran"],
                 "failed_property": None, "evidence": None}
-    ok, problems, details = JUDGES.get(name, judge_module_check)(run, raw_text)
+    read_boot = READERS.get(JUDGE_OF[name], judge_module_check)
+    ok, problems, details = read_boot(run, raw_text)
     outcome = run.get("outcome")
     evidence = None
     counts, missed = coverage(name, details)
@@ -200,7 +209,7 @@ def judge_check(name, folder, vmlinux=None):
         evidence = {"failure_lines": run.get("failure_lines", [])[:10],
                     "kasan": kasan_evidence(read(folder / "console.log"))}
         prop = failed_property(name, run)
-    elif name == "watch" and not ok:
+    elif JUDGE_OF[name] == "watchpoint" and not ok:
         prop = watch_failed_property(details) or PROPERTIES[name]
         record = watch_record(details) or {}
         if record.get("accesses_after_release"):
@@ -262,7 +271,7 @@ def property_verdicts(results):
     # watch needs no window: its pass stands on its own.
     free = [r for r in results if PROPERTIES[r["check"]] == "free_safe"]
     if verdicts["free_safe"] == "yes" and not any(
-            r["check"] == "watch" for r in free) and not all(
+            JUDGE_OF[r["check"]] == "watchpoint" for r in free) and not all(
             ((r.get("details") or {}).get("meta") or {}).get("release_window_ns")
             for r in free):
         verdicts["free_safe"] = "yes, but without a release window: weak evidence"
@@ -277,10 +286,10 @@ def detection_methods(results):
     """The ways an access after release was looked for in this set, what
     each can see, and whether each was seen to work on its control."""
     methods = {}
-    by_name = {r["check"]: r for r in results}
-    kasan = [r for r in results if r["check"] in ("free_article", "free_amdgpu")]
+    kasan = [r for r in results if JUDGE_OF[r["check"]] == "kasan"]
     if kasan:
-        control = by_name.get("free_control")
+        control = next((r for r in results
+                        if PROPERTIES[r["check"]] == "free_safety_control"), None)
         windows = sorted({((r.get("details") or {}).get("meta") or {})
                           .get("release_window_ns") or 0 for r in kasan})
         methods["kasan_release_window"] = {
@@ -288,17 +297,18 @@ def detection_methods(results):
             "sees": "an access to the object once it is freed; the race is "
                     "widened only at the release points the design marks",
             "release_window_ns": windows,
-            "control": ("free_control (a spinlock) clean" if control and control["ok"]
-                        else "free_control (a spinlock) reported: the harness is at fault"
+            "control": (f"{control['check']} (a spinlock) clean" if control and control["ok"]
+                        else f"{control['check']} (a spinlock) reported: the harness is at fault"
                         if control else "no control ran in this set"),
             "control_ok": bool(control and control["ok"]),
         }
-    record = watch_record(by_name.get("watch", {}).get("details"))
-    if "watch" in by_name:
+    watch = next((r for r in results if JUDGE_OF[r["check"]] == "watchpoint"), None)
+    if watch:
+        record = watch_record(watch.get("details"))
         rec = record or {}
         traps_on = rec.get("traps_on") or {}
         methods["hw_watchpoint"] = {
-            "checks": ["watch"],
+            "checks": [watch["check"]],
             "sees": "any access by an unlocking task to the mutex's bytes after "
                     "another task's mutex_lock() returned; every access of the "
                     "unlocking task is followed by a random delay, marked or not",

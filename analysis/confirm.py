@@ -11,9 +11,10 @@ Only a row that is flagged again stays a regression.
 """
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
-import regress
+LAB_ROOT = Path(__file__).resolve().parent.parent
 
 # Manifest parameters that a rerun keeps as they were (each side its own).
 KEPT = ("vcpus", "mem_mb", "accel", "duration_ms", "warmup_ms", "reps",
@@ -39,21 +40,26 @@ def point_settings(series, threads, parameters):
 
 
 def run_boot(bench, variant, settings, results_dir):
-    """One boot; its new result set."""
-    before = set((results_dir / variant).glob("[0-9]*"))
-    env = {**os.environ, **settings, "VARIANT": variant,
-           "RESULTS_DIR": str(results_dir)}
-    if subprocess.run([str(bench)], env=env).returncode != 0:
-        raise ConfirmError(f"the confirming {variant} run failed (see above)")
-    made = set((results_dir / variant).glob("[0-9]*")) - before
-    if len(made) != 1:
+    """One boot; the result set it made, as the job names it in
+    RESULT_SET_FILE (lab/lib.sh new_result_folder)."""
+    with tempfile.NamedTemporaryFile("r", prefix="mutexlab-set.") as made:
+        env = {**os.environ, **settings, "VARIANT": variant,
+               "RESULTS_DIR": str(results_dir), "RESULT_SET_FILE": made.name}
+        if subprocess.run([str(bench)], env=env).returncode != 0:
+            raise ConfirmError(f"the confirming {variant} run failed (see above)")
+        path = made.read().strip()
+    if not path:
         raise ConfirmError(f"the confirming {variant} run made no result set")
-    return made.pop()
+    return Path(path)
 
 
-def confirm(report, rounds, results_dir, bench=regress.LAB_ROOT / "lab" / "bench.sh"):
+def confirm(report, rounds, results_dir, judge_sets,
+            bench=LAB_ROOT / "lab" / "bench.sh"):
     """Rerun the flagged rows of a make regress report; a row stays a
-    regression only when its rerun flags it too. Updates the report."""
+    regression only when its rerun flags it too. judge_sets(base sets, new
+    sets, threshold, alpha) gives the rows of the reruns (regress's, passed
+    in so that this module does not import the one that calls it). Updates
+    the report."""
     flagged = sorted({(r["series"], r["threads"]) for r in report["rows"]
                       if r["regression"]})
     if not flagged:
@@ -61,17 +67,15 @@ def confirm(report, rounds, results_dir, bench=regress.LAB_ROOT / "lab" / "bench
     alpha = report["alpha"] / len(flagged)
     sides = report["sides"]
     for series, threads in flagged:
-        boots = {"base": [], "new": []}
+        made = {"base": [], "new": []}
         for _ in range(rounds):
             for side in ("base", "new"):
                 settings = point_settings(series, threads, sides[side]["parameters"])
-                path = run_boot(bench, sides[side]["variant"], settings,
-                                Path(results_dir))
-                points, _ = regress.load(path)
-                boots[side].append(regress.boot_estimates(points))
-        rerun = {r["metric"]: r for r in regress.compare(
-            boots["base"], boots["new"], True, tuple(regress.METRICS),
-            report["threshold"], alpha) if (r["series"], r["threads"]) == (series, threads)}
+                made[side].append(run_boot(bench, sides[side]["variant"], settings,
+                                           Path(results_dir)))
+        rerun = {r["metric"]: r for r in judge_sets(
+            made["base"], made["new"], report["threshold"], alpha)
+            if (r["series"], r["threads"]) == (series, threads)}
         for row in report["rows"]:
             if (row["series"], row["threads"]) != (series, threads) or not row["regression"]:
                 continue

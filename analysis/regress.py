@@ -40,6 +40,7 @@ import settings as lab_settings  # noqa: E402
 import stats  # noqa: E402
 from results import is_disturbed, series_of  # noqa: E402
 from sets import BadSet, is_complete, load_bench_set, newest_sets, read_rounds  # noqa: E402
+import confirm  # noqa: E402
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
 MIN_BOOTS = 2
@@ -82,7 +83,7 @@ def resolve(spec, results_dir):
     variant, _, count = spec.partition(":")
     if count and not (count.isdigit() and int(count) > 0):
         raise InputError(f"{spec}: VARIANT:N needs a positive count N")
-    found = newest_sets(results_dir, variant, int(count or 1))
+    found = newest_sets(results_dir, "bench", variant, int(count or 1))
     if not found:
         raise InputError(f"{spec}: neither a result set nor a variant with "
                          f"complete result sets in {results_dir}")
@@ -128,6 +129,14 @@ def boot_estimates(points):
                 continue
             reps.setdefault((series_of(p), p["threads"], metric), []).append(value)
     return {key: estimator(*key)(values) for key, values in reps.items()}
+
+
+def judge_sets(base_sets, new_sets, threshold, alpha):
+    """Rows comparing two lists of one-boot sets, paired in order, on every
+    metric (analysis/confirm.py's reruns)."""
+    boots = [[boot_estimates(load(path)[0]) for path in paths]
+             for paths in (base_sets, new_sets)]
+    return compare(boots[0], boots[1], True, tuple(METRICS), threshold, alpha)
 
 
 def settings(manifest):
@@ -330,6 +339,21 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
     }
 
 
+def plan(base_spec, new_spec, results_dir, rounds_file, metrics, threshold,
+         alpha, confirm_rounds):
+    """What make regress would compare, every set found and loaded."""
+    base_dirs, new_dirs, paired = sides(base_spec, new_spec, results_dir, rounds_file)
+    for spec, dirs in ((base_spec, base_dirs), (new_spec, new_dirs)):
+        check_alike(spec, [load(d)[1] for d in dirs])
+    lines = [f"plan: make regress, {len(base_dirs)} base and {len(new_dirs)} new "
+             f"boot(s), {'paired' if paired else 'unpaired'} (dry run: nothing compared)",
+             f"  metrics {', '.join(metrics)}; a row counts beyond {threshold:g}% "
+             f"at family-wise alpha {alpha:g}"
+             + (f"; flagged rows rerun {confirm_rounds} times a side" if confirm_rounds else "")]
+    lines += [f"  base: {d}" for d in base_dirs] + [f"  new: {d}" for d in new_dirs]
+    return "\n".join(lines)
+
+
 def tally(report_dir):
     """Flags over the JSON reports in a folder: how many comparisons
     flagged anything (the family-wise rate, the figure an A/A run is
@@ -380,6 +404,8 @@ def main(argv):
                         help="pair BASE's and NEW's sets by round (variant names)")
     parser.add_argument("--metrics", default=",".join(METRICS))
     parser.add_argument("--json", help="also write the report here")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="find and check both sides' sets, print them; compare nothing")
     parser.add_argument("--confirm", type=int, default=0, metavar="ROUNDS",
                         help="rerun each flagged row's point ROUNDS times a "
                         "side, interleaved; only a row flagged again counts")
@@ -393,19 +419,22 @@ def main(argv):
                      f"known: {', '.join(METRICS)}")
     results_dir = os.environ.get("RESULTS_DIR") or lab_settings.default("RESULTS_DIR", "regress")
     try:
+        if args.dry_run:
+            print(plan(args.base, args.new, results_dir, args.rounds, metrics,
+                       args.threshold, args.alpha, args.confirm))
+            return 0
         report = regress(args.base, args.new, results_dir, metrics,
                          args.threshold / 100, args.alpha, args.rounds)
     except InputError as e:
         print(f"regress: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.confirm and report["regressions"]:
-        import confirm  # here: it imports this module
         print(format_text(report))
         print(f"regress: confirming {report['regressions']} flagged row(s) with "
               f"{args.confirm} new boot(s) a side", flush=True)
         try:
             confirm.confirm(report, args.confirm,
-                            Path(results_dir) / "confirm")
+                            Path(results_dir) / "confirm", judge_sets)
         except confirm.ConfirmError as e:
             print(f"regress: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT

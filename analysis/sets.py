@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Result sets on disk: written whole or not at all, read with a clear
-error, and the newest complete set of a variant.
+error, the newest usable set of a kind, and a bench set's completeness.
 
 A bench set is complete when its manifest says `outcome: ok` and its
 results.json parses: a crashed, interrupted or truncated set is kept for
@@ -61,30 +61,38 @@ def is_complete(path):
     return manifest.get("outcome") == "ok"
 
 
-def newest_set(results_dir, variant, accept=is_complete):
-    """The newest bench set of variant that accept() takes (by default a
-    complete one), or None. Folder names begin with the UTC time."""
-    found = newest_sets(results_dir, variant, 1, accept)
-    return found[0] if found else None
+def is_judged(path):
+    """A make check or make verify set with its verdict written."""
+    return (Path(path) / "verdict.json").is_file()
 
 
-def newest_sets(results_dir, variant, count, accept=is_complete):
-    """The count newest sets of variant that accept() takes, oldest first;
-    fewer when there are fewer. Folder names begin with the UTC time."""
+# Where each kind of set lies under RESULTS_DIR, and what makes one usable.
+# Folder names are the pattern's prefix, the UTC time the set was made, the
+# host, and -2, -3... for a second set made in the same second: by name is
+# by time.
+SET_KINDS = {
+    "bench": ("{variant}", "[0-9]*", is_complete),
+    "check": ("{variant}", "check-[0-9]*", is_judged),
+    "verify": ("verify", "[0-9]*", is_judged),
+}
+
+
+def newest_sets(results_dir, kind, variant=None, count=1, accept=None):
+    """The count newest usable sets of a kind (SET_KINDS) under results_dir,
+    of variant where the kind has one; oldest first, fewer when there are
+    fewer. Usable is the kind's test unless accept() is given: a crashed,
+    interrupted or truncated bench set, or an unjudged check set, is never
+    picked unless asked. The lab's one way of finding "the newest set"."""
+    folder, pattern, usable = SET_KINDS[kind]
+    accept = accept or usable
     found = []
-    for path in sorted((Path(results_dir) / variant).glob("[0-9]*"), reverse=True):
+    root = Path(results_dir) / folder.format(variant=variant)
+    for path in sorted(root.glob(pattern), reverse=True):
         if len(found) == count:
             break
         if path.is_dir() and accept(path):
             found.append(path)
     return found[::-1]
-
-
-def newest_check_set(results_dir, variant):
-    """The newest judged `make check` set of variant (one with a
-    verdict.json), or None. Folder names are check-<UTC time>-<host>."""
-    judged = sorted((Path(results_dir) / variant).glob("check-[0-9]*/verdict.json"))
-    return judged[-1].parent if judged else None
 
 
 def read_rounds(path):

@@ -21,6 +21,7 @@ from pathlib import Path
 CATALOG = Path(__file__).resolve().with_name("catalog.toml")
 PROPERTIES = ("mutual_exclusion", "free_safe", "free_safety_control")
 PROFILES = ("check", "debug")
+JUDGES = ("ktap", "kasan", "watchpoint", "locktorture_stats", "ww_selftest")
 
 
 class CatalogError(ValueError):
@@ -50,6 +51,7 @@ class Check:
     name: str
     runner: str
     property: str
+    judge: str
     exercises: tuple
     runs_for: str
     expected_s: int
@@ -60,6 +62,7 @@ class Check:
     module_tests: int = 0
 
     CHOICES = {"runner": ("module", "peer"), "property": PROPERTIES,
+               "judge": JUDGES,
                "runs_for": ("check_ms", "peer_secs", "fixed"),
                "tcg_threads": ("multi", "single")}
 

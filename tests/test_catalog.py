@@ -91,7 +91,7 @@ def test_a_workload_table_mutant_is_seen(old, new):
 
 
 def entry(**changes):
-    fields = {"name": "x", "runner": "peer", "property": "free_safe",
+    fields = {"name": "x", "runner": "peer", "property": "free_safe", "judge": "ktap",
               "exercises": [], "runs_for": "fixed", "expected_s": 1,
               "release_window": False, "tcg_threads": "multi",
               "profiles": ["check"], "help": "h"}

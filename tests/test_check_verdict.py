@@ -51,6 +51,13 @@ def test_kasan_evidence_names_the_access_and_the_freeing_site():
     assert kasan["freed_stack"][0].startswith("article_worker_fn+")
 
 
+def test_kasan_method_names_its_checks_and_their_control():
+    method = judge_set(REAL_SET)["methods"]["kasan_release_window"]
+    assert method["checks"] == ["free_article", "free_amdgpu"]
+    assert method["control_ok"] and method["control"].startswith("free_control ")
+    assert method["release_window_ns"] == [100000]
+
+
 def test_no_kasan_report_gives_no_evidence():
     assert kasan_evidence("Booting...\nmutexlab: ok\n") is None
 

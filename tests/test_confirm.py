@@ -29,7 +29,7 @@ def flagged_report(tmp_path, new_append):
 
 def test_a_real_slowdown_is_confirmed(tmp_path):
     report = flagged_report(tmp_path, "slow=1")
-    confirm.confirm(report, 3, tmp_path / "confirm", bench=FAKE_BENCH)
+    confirm.confirm(report, 3, tmp_path / "confirm", regress.judge_sets, bench=FAKE_BENCH)
     (row,) = report["rows"]
     assert row["regression"] and row["verdict"] == "REGRESSION (confirmed)"
     assert row["confirmation"]["boots"] == [3, 3]
@@ -44,7 +44,7 @@ def test_a_real_slowdown_is_confirmed(tmp_path):
 def test_a_fluke_is_not_confirmed(tmp_path):
     """The original boots were slow; the kernel is not."""
     report = flagged_report(tmp_path, "")
-    confirm.confirm(report, 3, tmp_path / "confirm", bench=FAKE_BENCH)
+    confirm.confirm(report, 3, tmp_path / "confirm", regress.judge_sets, bench=FAKE_BENCH)
     assert report["regressions"] == 0
     assert report["rows"][0]["verdict"] == "not confirmed"
 
@@ -52,7 +52,8 @@ def test_a_fluke_is_not_confirmed(tmp_path):
 def test_a_failed_rerun_is_an_error_not_a_verdict(tmp_path):
     report = flagged_report(tmp_path, "slow=1")
     with pytest.raises(confirm.ConfirmError, match="run failed"):
-        confirm.confirm(report, 2, tmp_path / "confirm", bench="/bin/false")
+        confirm.confirm(report, 2, tmp_path / "confirm", regress.judge_sets,
+                        bench="/bin/false")
 
 
 def test_confirm_needs_two_rounds(tmp_path, capsys):
