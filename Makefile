@@ -10,35 +10,36 @@ PYTHON := /usr/bin/python3
 # unset ones take the table's defaults (make help lists them).
 export $(shell $(PYTHON) lab/settings.py names)
 
-.PHONY: bench check compare regress verify test test-host deps variants checkpatch help
+.PHONY: bench check compare regress verify calibrate test test-host deps variants checkpatch help
 
+# Each job is a verb of the lab's command (python3 lab --help), which checks
+# the settings, prints the plan with DRY_RUN=1, and ends with the set made.
 bench:
-	@lab/bench.sh
+	@$(PYTHON) lab bench
 
 # Correctness of a design: KASAN kernel, one boot per check, a verdict.
 check:
-	@lab/check.sh
+	@$(PYTHON) lab check
 
 # Designs side by side: VARIANTS run interleaved, or SETS reused; plots and
 # report.md in results/compare/<UTC time>/.
 compare:
-	@lab/compare.sh
+	@$(PYTHON) lab compare
 
 # Did NEW get worse than BASE? Result set folders, or VARIANT[:N] for the
 # newest N sets, each set one boot; exit status 1 on a regression, 3 when
 # nothing could be judged (fewer than 2 boots a side).
 regress:
-	@$(PYTHON) analysis/regress.py --threshold "$${THRESHOLD:-5}" \
-		$${REGRESS_JSON:+--json "$$REGRESS_JSON"} \
-		$${ROUNDS_FILE:+--rounds "$$ROUNDS_FILE"} $${CONFIRM:+--confirm "$$CONFIRM"} \
-		"$${BASE:?BASE=<result set|variant>[,...] is required}" \
-		"$${NEW:?NEW=<result set|variant> is required}"
+	@$(PYTHON) lab regress
 
 # Each design's lock-word protocol as a SPIN model, every interleaving for 2
 # and 3 tasks; a result set in RESULTS_DIR/verify/<UTC time>-<host>/.
 verify:
-	@$(PYTHON) lab/verify.py $${VARIANTS:+--variants "$$VARIANTS"} \
-		$${RESULTS_DIR:+--results-dir "$$RESULTS_DIR"}
+	@$(PYTHON) lab verify
+
+# make regress's own calibration: A/A false alarms (NEW=BASE) and power.
+calibrate:
+	@$(PYTHON) lab calibrate
 
 # Host-side tests first (seconds), then the ones that build and boot kernels.
 test: deps
@@ -51,14 +52,14 @@ deps:
 	@lab/deps.sh
 
 variants:
-	@bash -c 'source lab/lib.sh && list_variants'
+	@$(PYTHON) lab variants
 
 checkpatch: deps
 	@lab/checkpatch.sh
 
 help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
-	@echo 'Targets: bench check compare regress verify test test-host deps variants checkpatch help'
+	@echo 'Targets: bench check compare regress verify calibrate test test-host deps variants checkpatch help'
 	@echo 'Settings of make bench (lab/settings.toml; QUICK=1 and FULL=1 change the sweep defaults):'
 	@$(PYTHON) lab/settings.py help bench
 	@echo 'Settings of make check:'

@@ -45,6 +45,15 @@ main() {
 	[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive count, got '$PAIRS'"
 	[[ "$SETS_PER_SIDE" =~ ^([2-9]|[1-9][0-9]+)$ ]] ||
 		die "SETS_PER_SIDE must be a count of 2 or more boots, got '$SETS_PER_SIDE'"
+	if [ "${DRY_RUN:-0}" = 1 ]; then
+		printf 'plan: calibrate: %s comparison(s) of %s against %s, %s boot(s) a side each (dry run: nothing built or booted)\n' \
+			"$PAIRS" "$NEW" "$BASE" "$SETS_PER_SIDE"
+		VARIANT=$BASE VARIANTS_DIR=$BASE_VARIANTS_DIR GUEST_APPEND=$BASE_APPEND \
+			"$LAB_ROOT/lab/bench.sh" | sed 's/^/  base /'
+		VARIANT=$NEW VARIANTS_DIR=$NEW_VARIANTS_DIR GUEST_APPEND=$NEW_APPEND \
+			"$LAB_ROOT/lab/bench.sh" | sed 's/^/  new /'
+		return 0
+	fi
 	out=$(unique_folder "$RESULTS_DIR/calibration/$(date -u +%Y%m%dT%H%M%SZ)-$BASE-vs-$NEW-x$SETS_PER_SIDE")
 	for pair in $(seq 1 "$PAIRS"); do
 		base_sets="" new_sets=""
@@ -61,6 +70,7 @@ main() {
 	done
 	"$PYTHON" "$LAB_ROOT/analysis/regress.py" --tally "$out"
 	log "comparisons and reports in $out"
+	name_set "$out"
 }
 
 main "$@"

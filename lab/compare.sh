@@ -11,9 +11,33 @@ source "$(dirname "$0")/lib.sh"
 RESULTS_DIR=${RESULTS_DIR:-$(setting_default RESULTS_DIR compare)}
 export RESULTS_DIR
 
+# DRY_RUN=1: each variant's bench plan (every setting checked), or the sets.
+print_plan() {
+	local variant set
+	if [ -n "${SETS:-}" ]; then
+		printf 'plan: make compare of existing sets (dry run: nothing booted)\n'
+		for set in $SETS; do
+			[ -f "$set/manifest.json" ] || die "$set is not a result set (no manifest.json)"
+			printf '  set: %s\n' "$set"
+		done
+	else
+		[ -n "${VARIANTS:-}" ] || die 'give VARIANTS="a b ..." to run, or SETS="dir ..." to reuse'
+		printf 'plan: make compare: %s round(s) of %s, interleaved (dry run: nothing built or booted)\n' \
+			"${ROUNDS:-$(setting_default ROUNDS compare)}" "$VARIANTS"
+		for variant in $VARIANTS; do
+			VARIANT=$variant "$LAB_ROOT/lab/bench.sh" | sed 's/^/  /'
+		done
+	fi
+	printf '  report: %s/compare/<UTC time>/report.md\n' "$RESULTS_DIR"
+}
+
 main() {
 	local out rounds_file
 	local -a sets
+	if [ "${DRY_RUN:-0}" = 1 ]; then
+		print_plan
+		return 0
+	fi
 	out=$(unique_folder "$RESULTS_DIR/compare/$(date -u +%Y%m%dT%H%M%SZ)")
 	if [ -n "${SETS:-}" ]; then
 		read -ra sets <<<"$SETS"
@@ -30,6 +54,7 @@ main() {
 	"$PYTHON" "$LAB_ROOT/analysis/compare.py" --checks-dir "$RESULTS_DIR" \
 		"$out" "${sets[@]}"
 	log "report: $out/report.md"
+	name_set "$out"
 }
 
 main "$@"

@@ -253,8 +253,15 @@ unique_folder() {
 new_result_folder() {
 	OUT=$(unique_folder "$RESULTS_DIR/$VARIANT/${1:-}$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)")
 	log "result folder: $OUT"
-	[ -z "${RESULT_SET_FILE:-}" ] || printf '%s\n' "$OUT" >"$RESULT_SET_FILE"
+	name_set "$OUT"
 	cp "$BUILD/.config" "$OUT/kernel.config"
+}
+
+# Usage: name_set PATH
+# Tells whoever ran this job (set_made_by, python3 lab VERB) that PATH is
+# the set it made, through the file RESULT_SET_FILE names, when it names one.
+name_set() {
+	[ -z "${RESULT_SET_FILE:-}" ] || printf '%s\n' "$1" >"$RESULT_SET_FILE"
 }
 
 # Usage: set_made_by COMMAND...

@@ -11,6 +11,7 @@ when every verdict is the expected one, 1 when one is not, 2 on an error.
 """
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -285,6 +286,18 @@ def write_report(out, designs_out, scopes):
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
+def plan(designs, models_dir, results_dir):
+    """What make verify would run: every model, property and scope."""
+    lines = [f"plan: make verify (dry run: nothing run); a set in {results_dir}/verify/"]
+    for d in designs:
+        model = Path(models_dir) / f"{d}.pml"
+        if not model.is_file():
+            raise SystemExit(f"mutexlab: error: {model} is missing")
+        lines.append(f"  {d}: {model}, {len(PROPERTIES)} properties x scopes "
+                     + ", ".join(f"{t} tasks x {r} rounds" for t, r in SCOPES))
+    return "\n".join(lines)
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants", default=",".join(DESIGNS),
@@ -292,6 +305,8 @@ def parse_args(argv):
     ap.add_argument("--models-dir", default=str(LAB_ROOT / "models"))
     ap.add_argument("--results-dir", default=settings.default("RESULTS_DIR", "verify"))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--dry-run", action="store_true",
+                    help="check the designs, models and tools; print the plan, run nothing")
     return ap.parse_args(argv)
 
 
@@ -311,6 +326,9 @@ def main(argv=None):
     if args.jobs < 1:
         print("mutexlab: error: --jobs must be at least 1", file=sys.stderr)
         return 2
+    if args.dry_run:
+        print(plan(designs, args.models_dir, args.results_dir))
+        return 0
     try:
         out, unexpected = verify(designs, args.models_dir, args.results_dir,
                                  args.jobs)
@@ -319,6 +337,9 @@ def main(argv=None):
         return 2
     for line in unexpected:
         print(f"mutexlab: unexpected verdict: {line}", file=sys.stderr)
+    # As lab/lib.sh name_set tells the job's caller the set it made.
+    if os.environ.get("RESULT_SET_FILE"):
+        Path(os.environ["RESULT_SET_FILE"]).write_text(f"{out}\n")
     print(out)
     return 1 if unexpected else 0
 

@@ -8,6 +8,8 @@ import pytest
 
 from conftest import LAB_ROOT, run_make
 
+PYTHON = "/usr/bin/python3"
+
 
 def test_unknown_variant_fails_listing_the_variants(tmp_path):
     r = run_make("bench", tmp_path, VARIANT="nope")
@@ -258,6 +260,59 @@ def test_a_dry_run_checks_and_plans_without_building(tmp_path, target):
     else:
         assert "boot free_article:" in r.stdout
     assert not cache.exists() and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("target, settings, plan", [
+    ("compare", {"VARIANTS": "tri-state owner-field"},
+     "plan: make compare: 3 round(s) of tri-state owner-field"),
+    ("verify", {"VARIANTS": "legacy"}, "plan: make verify"),
+    ("calibrate", {"BASE": "tri-state"}, "plan: calibrate: 5 comparison(s) of tri-state"),
+])
+def test_every_job_has_a_dry_run(tmp_path, target, settings, plan):
+    cache = tmp_path / "cache"
+    r = run_make(target, tmp_path, DRY_RUN=1, LAB_CACHE=str(cache), **settings)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(plan), r.stdout
+    assert not cache.exists() and not (tmp_path / "results").exists()
+
+
+def test_a_regress_dry_run_names_the_sets_it_would_compare(tmp_path):
+    from test_regress import write_boots
+    write_boots(tmp_path / "results", "a", {1: 1e6}, boots=2)
+    write_boots(tmp_path / "results", "b", {1: 1e6}, boots=2, first=2)
+    r = run_make("regress", tmp_path, DRY_RUN=1, BASE="a:2", NEW="b:2")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("plan: make regress, 2 base and 2 new boot(s), paired")
+    assert [line.split("/")[-1] for line in lines[2:]] == [
+        "20261200T000000Z-vm", "20261201T000000Z-vm",
+        "20261202T000000Z-vm", "20261203T000000Z-vm"]
+    assert not list((tmp_path / "results").glob("*/*/regress*"))
+
+
+@pytest.mark.parametrize("target, settings, message", [
+    ("compare", {"VARIANTS": "tri-state bogus"}, "unknown VARIANT 'bogus'"),
+    ("compare", {}, 'give VARIANTS="a b ..."'),
+    ("regress", {"BASE": "nope", "NEW": "a"}, "nope: neither a result set"),
+    ("regress", {}, "make regress needs BASE="),
+    ("verify", {"VARIANTS": "bogus"}, "no model for bogus"),
+    ("calibrate", {"NEW": "bogus"}, "unknown VARIANT 'bogus'"),
+])
+def test_a_dry_run_refuses_bad_input(tmp_path, target, settings, message):
+    r = run_make(target, tmp_path, DRY_RUN=1, **settings)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
+
+
+def test_the_command_lists_its_verbs_and_refuses_others():
+    r = subprocess.run([PYTHON, "lab", "--help"], cwd=LAB_ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0
+    for verb in ("bench", "check", "compare", "regress", "verify", "calibrate"):
+        assert f"  {verb} " in r.stdout
+    r = subprocess.run([PYTHON, "lab", "bogus"], cwd=LAB_ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "invalid choice: 'bogus'" in r.stderr
 
 
 def test_check_profiles_are_check_and_debug(tmp_path):

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+"""mutexlab: the lab's one command. Run from the lab's root (make does):
+
+  python3 lab VERB [--dry-run]
+
+Settings come from the environment, as make passes them (make help, or
+lab/settings.toml). Each verb checks them, runs its job and prints, as the
+last line of its standard output, the result set it made. --dry-run (or
+DRY_RUN=1) checks every setting and prints the plan: what would be built and
+booted, with what, and where the set would go; nothing is built or booted.
+
+  bench       one boot of VARIANT measuring the sweep      lab/bench.sh
+  check       VARIANT's correctness checks, a boot each    lab/check.sh
+  compare     VARIANTS interleaved, or SETS, side by side  lab/compare.sh
+  regress     did NEW get slower than BASE?                analysis/regress.py
+  verify      the designs' SPIN models                     lab/verify.py
+  calibrate   make regress's A/A false alarms and power    lab/calibrate_regress.sh
+  variants    the variants there are
+
+The shell scripts hold the kernel plumbing (trees, builds, boots); the
+analysis is the library in analysis/. This file is where a job is chosen,
+its settings checked before anything runs, and its set named.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import settings
+
+LAB_ROOT = Path(__file__).resolve().parent.parent
+PYTHON = "/usr/bin/python3"
+
+
+def env_flag(name):
+    return os.environ.get(name, "") not in ("", "0")
+
+
+def regress_command(values, dry_run):
+    if not values.get("BASE") or not values.get("NEW"):
+        raise settings.SettingsError("make regress needs BASE=<result set|variant>[,...] "
+                                     "and NEW=<result set|variant>")
+    command = [PYTHON, str(LAB_ROOT / "analysis" / "regress.py"),
+               "--threshold", values["THRESHOLD"]]
+    for flag, name in (("--json", "REGRESS_JSON"), ("--rounds", "ROUNDS_FILE"),
+                       ("--confirm", "CONFIRM")):
+        if values.get(name):
+            command += [flag, values[name]]
+    return command + (["--dry-run"] if dry_run else []) + [values["BASE"], values["NEW"]]
+
+
+def verify_command(values, dry_run):
+    command = [PYTHON, str(LAB_ROOT / "lab" / "verify.py"),
+               "--results-dir", values["RESULTS_DIR"]]
+    if values.get("VARIANTS"):
+        command += ["--variants", values["VARIANTS"]]
+    return command + (["--dry-run"] if dry_run else [])
+
+
+def script(name):
+    """A shell job: it reads its settings from the environment itself."""
+    return lambda values, dry_run: [str(LAB_ROOT / "lab" / name)]
+
+
+# verb: (its job in lab/settings.toml, command(settings, dry_run), whether
+# the job names its set in RESULT_SET_FILE); a job without a set prints only
+# its own output.
+VERBS = {
+    "bench": ("bench", script("bench.sh"), True),
+    "check": ("check", script("check.sh"), True),
+    "compare": ("compare", script("compare.sh"), True),
+    "regress": ("regress", regress_command, False),
+    "verify": ("verify", verify_command, True),
+    "calibrate": ("bench", script("calibrate_regress.sh"), True),
+    "variants": (None, lambda values, dry_run: [
+        "bash", "-c", f"source '{LAB_ROOT}/lab/lib.sh' && list_variants"], False),
+}
+
+
+def run(verb, dry_run):
+    """The verb's job, its settings checked first; its exit status."""
+    job, command_of, names_set = VERBS[verb]
+    env = dict(os.environ)
+    if dry_run:
+        env["DRY_RUN"] = "1"
+    try:
+        values = settings.resolve(job, env) if job else {}
+        command = command_of(values, dry_run)
+    except settings.SettingsError as e:
+        print(f"mutexlab: error: {e}", file=sys.stderr)
+        return 2
+    if not names_set or dry_run:
+        return subprocess.run(command, env=env).returncode
+    with tempfile.NamedTemporaryFile("r", prefix="mutexlab-set.") as made:
+        env["RESULT_SET_FILE"] = made.name
+        # The job's own output goes to stderr: stdout ends with the set.
+        status = subprocess.run(command, env=env, stdout=sys.stderr).returncode
+        path = made.read().strip()
+    if path:
+        print(path)
+    return status
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 lab", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 2)[2])
+    parser.add_argument("verb", choices=VERBS)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="check every setting and print the plan; build and boot nothing")
+    args = parser.parse_args(argv)
+    return run(args.verb, args.dry_run or env_flag("DRY_RUN"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
