@@ -22,6 +22,8 @@ def expected_thread_counts(manifest):
     threads = manifest["parameters"].get("threads") or ""
     if threads:
         return sorted({int(t) for t in threads.split(",")})
+    # Sets from before THREADS had a default recorded "": the module's
+    # sweep was then 1 .. vCPUs and twice the vCPUs.
     vcpus = int(manifest["vcpus"])
     return list(range(1, vcpus + 1)) + [2 * vcpus]
 

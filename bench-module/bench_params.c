@@ -42,7 +42,7 @@ struct bench_params bench_params = {
 
 module_param_array_named(threads, bench_params.threads, int,
 			 &bench_params.nr_threads, 0444);
-MODULE_PARM_DESC(threads, "Thread counts to sweep (default 1..online CPUs, 2*online CPUs)");
+MODULE_PARM_DESC(threads, "Thread counts to sweep (default: powers of two up to the online CPUs, the online CPUs, twice as many)");
 module_param_named(duration_ms, bench_params.duration_ms, uint, 0444);
 MODULE_PARM_DESC(duration_ms, "Measured time per point, ms");
 module_param_named(warmup_ms, bench_params.warmup_ms, uint, 0444);
@@ -207,15 +207,20 @@ static int parse_workloads(void)
 	return ret;
 }
 
-/* Default sweep: 1 .. vCPUs, then 2 * vCPUs, so that waiters must sleep. */
+/*
+ * Default sweep, as lab/settings.py's thread_sweep() gives the host's
+ * default THREADS: powers of two up to the vCPUs, the vCPUs themselves,
+ * then twice as many, so that waiters must sleep.
+ */
 static void default_threads(struct bench_params *p)
 {
-	int i;
+	int cpus = num_online_cpus(), t;
 
-	p->nr_threads = min_t(int, num_online_cpus(), MUTEXLAB_MAX_POINTS - 1);
-	for (i = 0; i < p->nr_threads; i++)
-		p->threads[i] = i + 1;
-	p->threads[p->nr_threads++] = 2 * num_online_cpus();
+	p->nr_threads = 0;
+	for (t = 1; t < cpus; t *= 2)
+		p->threads[p->nr_threads++] = t;
+	p->threads[p->nr_threads++] = cpus;
+	p->threads[p->nr_threads++] = 2 * cpus;
 }
 
 int bench_params_check(void)

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import console_frames
 from host_load import HostSampler
 
 FAILURE_PATTERNS = [re.compile(p) for p in (
@@ -49,9 +50,11 @@ KVM_PROBE_SECTOR = b"\xb0\x31\xe6\xf4\xf4".ljust(510, b"\0") + b"\x55\xaa"
 KVM_PROBE_EXIT = (0x31 << 1) | 1
 
 
-def watchdog_seconds(expected_run_s):
-    """Time after which a guest counts as hung."""
-    return BOOT_ALLOWANCE_S + 2 * expected_run_s + 30
+def watchdog_seconds(expected_run_s, vcpus=1, host_cpus=1):
+    """Time after which a guest counts as hung. More vCPUs than host CPUs
+    share them: the boot and the run take that many times longer."""
+    crowding = max(1.0, vcpus / max(1, host_cpus))
+    return crowding * (BOOT_ALLOWANCE_S + 2 * expected_run_s) + 30
 
 
 def failure_line(line):
@@ -168,8 +171,17 @@ def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
     tcg_threads="single" runs every vCPU on one host thread, interleaved:
     QEMU 7.2's multi-threaded TCG does not check watchpoints on locked
     read-modify-writes (the watch check's probe measures it), the
-    single-threaded one emulates them as a load and a store, which it does."""
+    single-threaded one emulates them as a load and a store, which it does.
+    A guest told mutexlab.channel=console gets the console alone, as on a
+    LAVA device."""
     out = Path(out_dir)
+    channels = ["-chardev", f"file,id=console,path={out / 'console.log'}",
+                "-serial", "chardev:console"]
+    if not console_channel(append):
+        channels += ["-chardev", f"file,id=results,path={out / 'results.raw'}",
+                     "-serial", "chardev:results",
+                     "-chardev", f"file,id=status,path={out / 'guest-status'}",
+                     "-serial", "chardev:status"]
     if accel == "kvm":
         accel_args = ["-accel", "kvm", "-cpu", "host"]
     else:
@@ -178,13 +190,12 @@ def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
             "-machine", "pc", "-smp", str(vcpus), "-m", str(mem_mb),
             "-nodefaults", "-display", "none", "-no-reboot",
             "-kernel", str(kernel), "-initrd", str(initrd),
-            "-append", append,
-            "-chardev", f"file,id=console,path={out / 'console.log'}",
-            "-serial", "chardev:console",
-            "-chardev", f"file,id=results,path={out / 'results.raw'}",
-            "-serial", "chardev:results",
-            "-chardev", f"file,id=status,path={out / 'guest-status'}",
-            "-serial", "chardev:status"]
+            "-append", append, *channels]
+
+
+def console_channel(append):
+    """Whether the guest frames its results on the console (guest/init)."""
+    return "mutexlab.channel=console" in append.split()
 
 
 class Follower:
@@ -213,6 +224,46 @@ class Follower:
             lines.append(self.partial.decode("utf-8", "replace"))
             self.partial = b""
         return lines
+
+
+class SerialChannel:
+    """Results on a serial port of their own (ttyS1, results.raw); the
+    console is the kernel's."""
+
+    def __init__(self, out):
+        self.follower = Follower(Path(out) / "results.raw")
+
+    def lines(self, console_lines, last=False):
+        """(results lines that arrived, the kernel's console lines)."""
+        return (self.follower.rest() if last else self.follower.new_lines()), console_lines
+
+
+class ConsoleChannel:
+    """The results and exit status that a guest with one serial line
+    (mutexlab.channel=console) frames on its console, written to the files
+    the other channels fill (results.raw, guest-status), so that the set
+    looks the same either way."""
+
+    def __init__(self, out):
+        self.out = Path(out)
+        (self.out / "results.raw").write_text("")
+
+    def lines(self, console_lines, last=False):
+        """(the results lines among console_lines, the others: the
+        kernel's). The exit status, when it comes, goes to guest-status."""
+        results, kernel = [], []
+        for line in console_lines:
+            frame = console_frames.unframe(line)
+            if frame is None:
+                kernel.append(line)
+            elif frame[0] == "results":
+                results.append(frame[1])
+            else:
+                (self.out / "guest-status").write_text(frame[1] + "\n")
+        if results:
+            with open(self.out / "results.raw", "a") as f:
+                f.write("".join(f"{line}\n" for line in results))
+        return results, kernel
 
 
 class Interrupted(Exception):
@@ -251,11 +302,12 @@ def show_progress(line):
         print(f"  guest: {line}", flush=True)
 
 
-def run_guest(cmd, out_dir, watchdog_s):
-    """Run QEMU to the end; return the outcome as a dict."""
+def run_guest(cmd, out_dir, watchdog_s, console_channel=False):
+    """Run QEMU to the end; return the outcome as a dict. With
+    console_channel the results come framed on the console."""
     out = Path(out_dir)
     console = Follower(out / "console.log")
-    results = Follower(out / "results.raw")
+    channel = (ConsoleChannel if console_channel else SerialChannel)(out)
     start = time.monotonic()
     first_result_s = None
     failures = []
@@ -282,10 +334,9 @@ def run_guest(cmd, out_dir, watchdog_s):
             while proc.poll() is None:
                 time.sleep(POLL_S)
                 now = time.monotonic() - start
-                for line in console.new_lines():
-                    if failure_line(line):
-                        failures.append(line)
-                for line in results.new_lines():
+                results, kernel = channel.lines(console.new_lines())
+                failures += filter(failure_line, kernel)
+                for line in results:
                     if first_result_s is None:
                         first_result_s = now
                     if is_point_record(line):
@@ -308,10 +359,9 @@ def run_guest(cmd, out_dir, watchdog_s):
                 proc.kill()
             proc.wait()
     wall_s = time.monotonic() - start
-    for line in console.rest():
-        if failure_line(line):
-            failures.append(line)
-    for line in results.rest():
+    results, kernel = channel.lines(console.rest(), last=True)
+    failures += filter(failure_line, kernel)
+    for line in results:
         if is_point_record(line):
             host_points.append(None)  # arrived after QEMU ended: unmeasured
         show_progress(line)
@@ -481,10 +531,10 @@ def run(args):
                              args.tcg_threads)
     (out / "qemu-cmd.json").write_text(json.dumps(cmd, indent=1) + "\n")
     (out / "qemu-cmd.sh").write_text(shlex.join(cmd) + "\n")
-    watchdog = watchdog_seconds(args.expected_run_s)
+    watchdog = watchdog_seconds(args.expected_run_s, args.vcpus, host_cpus)
     print(f"mutexlab: booting {args.vcpus} vCPUs under {accel} ({accel_reason});"
           f" watchdog {watchdog:.0f}s", flush=True)
-    outcome = run_guest(cmd, out, watchdog)
+    outcome = run_guest(cmd, out, watchdog, console_channel(append))
     outcome.update(accel=accel, accel_reason=accel_reason, vcpus=args.vcpus,
                    tcg_threads=args.tcg_threads if accel == "tcg" else None,
                    host_cpus=host_cpus, mem_mb=args.mem_mb, append=append)

@@ -34,12 +34,9 @@ count_list() {
 	tr ',' '\n' <<<"$1" | wc -l
 }
 
+# THREADS is never empty: lab/settings.toml defaults it from VCPUS.
 thread_points() {
-	if [ -n "$THREADS" ]; then
-		count_list "$THREADS"
-	else
-		echo $((VCPUS + 1))
-	fi
+	count_list "$THREADS"
 }
 
 module_append() {
@@ -48,9 +45,9 @@ module_append() {
 	append+=" mutexlab.reps=$REPS mutexlab.cs_loops=$CS_LOOPS mutexlab.think_loops=$THINK_LOOPS"
 	append+=" mutexlab.pin=$PIN mutexlab.shards=$SHARDS"
 	append+=" mutexlab.latency_every=$LATENCY_EVERY"
-	[ -z "$THREADS" ] || append+=" mutexlab.threads=$THREADS"
+	append+=" mutexlab.threads=$THREADS"
 	[ "$RELEASE_WINDOW_NS" = 0 ] || append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
-	printf '%s %s\n' "$append" "$GUEST_APPEND"
+	printf '%s %s %s\n' "$append" "$(channel_append)" "$GUEST_APPEND"
 }
 
 make_initramfs() {

@@ -57,7 +57,7 @@ check_append() {
 		uses_common_series "$VARIANT"; then
 		append+=" mutex_release_window_ns=$RELEASE_WINDOW_NS"
 	fi
-	printf '%s %s\n' "$append" "$GUEST_APPEND"
+	printf '%s %s %s\n' "$append" "$(channel_append)" "$GUEST_APPEND"
 }
 
 # A crashed or failed guest is a verdict, not an error of the lab.

@@ -195,6 +195,12 @@ recorded_settings() {
 	"$PYTHON" "$LAB_ROOT/lab/settings.py" names --record "$1" | tr ' ' '\n'
 }
 
+# The guest's results channel (RESULTS_CHANNEL): nothing for the serial
+# ports, mutexlab.channel=console for results framed on the console.
+channel_append() {
+	[ "$RESULTS_CHANNEL" = serial ] || printf 'mutexlab.channel=%s\n' "$RESULTS_CHANNEL"
+}
+
 # Usage: boot_guest BUILD_DIR INITRAMFS OUT_DIR EXPECTED_RUN_S APPEND [TCG_THREADS]
 # One boot of the (variant, profile) kernel in BUILD_DIR; QEMU's files go to
 # OUT_DIR. Fails when the guest crashed, hung or reported a failed load.

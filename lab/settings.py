@@ -124,6 +124,14 @@ def comparable():
     return tuple(s.name.lower() for s in table() if s.comparable)
 
 
+def thread_sweep(vcpus):
+    """The default thread counts: powers of two up to the vCPUs, the vCPUs
+    themselves, then twice as many (waiters must sleep). 1, 2, 4 for 2
+    vCPUs; 1, 2, 4, 8, 16 for 8; nine points for 128."""
+    counts = {1 << i for i in range(vcpus.bit_length()) if 1 << i <= vcpus}
+    return sorted(counts | {vcpus, 2 * vcpus})
+
+
 def fill(template, values, job):
     """A default's placeholders, from the values resolved so far."""
     vcpus = int(values.get("VCPUS") or os.cpu_count() or 1)
@@ -131,6 +139,8 @@ def fill(template, values, job):
     places = {
         "nproc": str(os.cpu_count() or 1), "vcpus": str(vcpus),
         "2vcpus": str(2 * vcpus), "lab_root": str(LAB_ROOT),
+        "thread_sweep": ",".join(map(str, thread_sweep(vcpus))),
+        "guest_mem_mb": str(max(1024, 256 * vcpus)),
         "workloads": ",".join(w.name for w in catalog.workloads() if w.default),
         "checks": " ".join(catalog.default_checks(profile)),
     }

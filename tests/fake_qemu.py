@@ -27,6 +27,32 @@ def write(path, text):
         f.write(text)
 
 
+class Channels:
+    """The guest's results and exit status: on serial ports of their own,
+    or, when QEMU was given only the console (mutexlab.channel=console),
+    framed there as guest/init frames them, between kernel messages, one
+    of them left without its newline before a frame begins."""
+
+    def __init__(self, paths):
+        self.paths = paths
+        self.framed = "results" not in paths
+
+    def results(self, text):
+        if not self.framed:
+            write(self.paths["results"], text)
+            return
+        lines = text.splitlines()
+        write(self.paths["console"], "[    1.000000] random: crng init done\n"
+              "[    1.100000] a kernel line cut short "
+              + "".join(f"mutexlab| {line}\r\n" for line in lines))
+
+    def status(self, text):
+        if self.framed:
+            write(self.paths["console"], f"mutexlab-exit| {text}")
+        else:
+            write(self.paths["status"], text)
+
+
 def kvm_probe(argv, scenario):
     """The runner's KVM probes: a boot sector (floppy) that exits 99 through
     isa-debug-exit; then the lab's kernel, which prints its first line, or,
@@ -53,15 +79,16 @@ def main():
               file=sys.stderr)
         return 1
     write(paths["console"], "Linux version 6.1.0 (fake)\nmutexlab-init: start\n")
-    write(paths["results"], "KTAP version 1\n1..1\n")
+    guest = Channels(paths)
+    guest.results("KTAP version 1\n1..1\n")
     # Last: the tests take the pid file to mean that the guest's first
     # output is there, and signal the runner at once.
     if os.environ.get("FAKE_QEMU_PIDFILE"):
         write(os.environ["FAKE_QEMU_PIDFILE"], f"{os.getpid()}\n")
     if scenario == "ok":
-        write(paths["results"], "ok 1 - contended/1t/rep1\n"
+        guest.results("ok 1 - contended/1t/rep1\n"
               "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n")
-        write(paths["status"], "0\n")
+        guest.status("0\n")
         return 0
     if scenario == "hog-during-point-2":
         # Three points; while the second runs, another process (not QEMU's
@@ -74,16 +101,16 @@ def main():
             if hog:
                 hog.kill()
                 hog.wait()
-            write(paths["results"], POINT % rep)
+            guest.results(POINT % rep)
             time.sleep(0.3)  # the runner polls every 0.1 s: one point per poll
-        write(paths["status"], "0\n")
+        guest.status("0\n")
         return 0
     if scenario == "bug-then-hang":
         # A crash that does not end QEMU: the runner must stop it itself.
         write(paths["console"], "------------[ cut here ]------------\n"
               "kernel BUG at fake.c:1!\ninvalid opcode: 0000 [#1] SMP\n")
     if scenario == "module-fails":
-        write(paths["status"], "1\n")
+        guest.status("1\n")
         return 0
     if scenario == "no-status":
         return 0

@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 import compare
 from conftest import LAB_ROOT
 
@@ -177,3 +179,16 @@ def test_report_sets_the_uncontended_pair_against_two_atomics(tmp_path):
     # Boot by boot: 2 owner-field boots against 1 tri-state boot.
     assert "### tri-state against owner-field" in report
     assert "2 against 1 boots, unpaired" in report
+
+
+@pytest.mark.parametrize("ticks, scale", [([1, 2, 4], "linear"),
+                                          ([1, 2, 4, 8, 16, 32, 64, 128, 256], "log")])
+def test_thread_axes_stay_readable_up_to_128_vcpus(ticks, scale):
+    import matplotlib.pyplot as plt
+    from plots import thread_axis
+    fig, ax = plt.subplots()
+    ax.plot(ticks, ticks)
+    thread_axis(ax, ticks)
+    assert ax.get_xscale() == scale
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(t) for t in ticks]
+    plt.close(fig)

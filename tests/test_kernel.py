@@ -120,6 +120,34 @@ def test_guest_crash_fails_fast_and_keeps_earlier_results(tmp_path):
     assert [(p["threads"], p["rep"]) for p in points] == [(1, 1)]
 
 
+def test_eight_vcpus_run_under_tcg_with_sixteen_threads(tmp_path):
+    """More vCPUs than the host has: the sweep, the guest's memory and the
+    watchdog grow with VCPUS (functionally: no performance claim)."""
+    r = run_make("bench", tmp_path, VARIANT="owner-field", VCPUS=8, QUICK=1,
+                 PLOTS=0)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (result_set,) = result_sets(tmp_path / "results", "owner-field")
+    assert check_result_set(result_set) == []
+    manifest = json.loads((result_set / "manifest.json").read_text())
+    assert (manifest["vcpus"], manifest["parameters"]["mem_mb"]) == (8, "2048")
+    results = json.loads((result_set / "results.json").read_text())
+    assert results["meta"]["online_cpus"] == 8
+    assert {p["threads"] for p in results["points"]
+            if p["workload"] == "contended"} == {1, 8, 16}
+
+
+def test_results_on_the_console_alone_make_the_same_set(tmp_path):
+    """RESULTS_CHANNEL=console: one serial line, as on a LAVA device."""
+    r = run_make("bench", tmp_path, VARIANT="owner-field", THREADS="1,2",
+                 WORKLOADS="uncontended,contended", RESULTS_CHANNEL="console",
+                 PLOTS=0, **SHORT_RUN)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (result_set,) = result_sets(tmp_path / "results", "owner-field")
+    assert check_result_set(result_set) == []
+    assert "mutexlab| KTAP version 1" in (result_set / "console.log").read_text()
+    assert json.loads((result_set / "qemu-cmd.json").read_text()).count("-serial") == 1
+
+
 def test_broken_mutual_exclusion_fails_the_run(tmp_path):
     r = run_make("bench", tmp_path, VARIANT="owner-field", THREADS="2",
                  VCPUS=2, GUEST_APPEND="mutexlab.test_unlocked=1", **SHORT_RUN)

@@ -299,3 +299,45 @@ def test_a_run_on_half_working_kvm_completes_under_tcg_and_says_why(tmp_path, mo
     assert run["accel"] == "tcg" and "printed nothing under KVM" in run["accel_reason"]
     assert "-accel" in (tmp_path / "out" / "qemu-cmd.sh").read_text()
     assert "tcg,thread=multi" in (tmp_path / "out" / "qemu-cmd.sh").read_text()
+
+
+def console_run(tmp_path, monkeypatch, scenario, watchdog_s=60):
+    """The guest with only a console (mutexlab.channel=console)."""
+    monkeypatch.setenv("FAKE_QEMU_SCENARIO", scenario)
+    tmp_path.mkdir()
+    append = "mutexlab.channel=console"
+    cmd = qemu_runner.build_qemu_command(FAKE_QEMU, "tcg", 2, 512, "bzImage",
+                                         "initrd", append, tmp_path)
+    assert cmd.count("-serial") == 1
+    return qemu_runner.run_guest(cmd, tmp_path, watchdog_s,
+                                 qemu_runner.console_channel(append))
+
+
+def test_results_framed_on_the_console_fill_the_same_files(tmp_path, monkeypatch):
+    outcome = console_run(tmp_path / "console", monkeypatch, "ok")
+    (tmp_path / "serial").mkdir()
+    fake_run(tmp_path / "serial", monkeypatch, "ok")
+    assert outcome["outcome"] == "ok" and outcome["guest_exit_status"] == "0"
+    assert ((tmp_path / "console" / "results.raw").read_text()
+            == (tmp_path / "serial" / "results.raw").read_text()
+            == "KTAP version 1\n1..1\nok 1 - contended/1t/rep1\n"
+               "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n")
+    assert "crng init done" in (tmp_path / "console" / "console.log").read_text()
+
+
+def test_framed_console_still_fails_on_a_crash_and_a_failed_guest(tmp_path, monkeypatch):
+    crashed = console_run(tmp_path / "crash", monkeypatch, "bug-then-hang", watchdog_s=600)
+    assert crashed["outcome"] == "crashed"
+    failed = console_run(tmp_path / "fail", monkeypatch, "module-fails")
+    assert failed["outcome"] == "guest-error" and failed["guest_exit_status"] == "1"
+
+
+def test_a_framed_console_is_split_into_results_and_status():
+    import console_frames
+    lines = ["[    0.1] Linux version 6.1.0", "mutexlab| KTAP version 1\r",
+             "[    2.0] a message cut short mutexlab| ok 1 - x # WARNING: not ours",
+             "mutexlab| ", "mutexlab-exit| 0"]
+    results, status = console_frames.split(lines)
+    assert results == ["KTAP version 1", "ok 1 - x # WARNING: not ours", ""]
+    assert status == "0"
+    assert console_frames.split(["mutexlab|no space", "[ 1.0] ok 1 - x"]) == ([], "")

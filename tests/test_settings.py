@@ -17,9 +17,19 @@ def test_bench_defaults_come_from_the_table():
     assert (values["CS_LOOPS"], values["THINK_LOOPS"], values["PIN"]) == ("16,800", "0,160", "0,1")
     assert values["RELEASE_WINDOW_NS"] == "0"
     assert values["RESULTS_DIR"] == str(LAB_ROOT / "results")
-    assert "THREADS" in values and values["THREADS"] == ""
+    assert values["THREADS"] == ",".join(map(str, settings.thread_sweep(os.cpu_count())))
     # Left to the scripts that own them.
     assert "LAB_CACHE" not in values and "VARIANTS_DIR" not in values
+
+
+@pytest.mark.parametrize("vcpus, threads, mem_mb", [
+    ("1", "1,2", "1024"), ("2", "1,2,4", "1024"), ("6", "1,2,4,6,12", "1536"),
+    ("8", "1,2,4,8,16", "2048"), ("128", "1,2,4,8,16,32,64,128,256", "32768"),
+])
+def test_the_sweep_and_the_guest_grow_with_the_vcpus(vcpus, threads, mem_mb):
+    values = settings.resolve("bench", {"VCPUS": vcpus})
+    assert (values["THREADS"], values["MEM_MB"]) == (threads, mem_mb)
+    assert settings.resolve("check", {"VCPUS": vcpus})["MEM_MB"] == mem_mb
 
 
 def test_check_defaults_follow_the_profile():
@@ -73,8 +83,9 @@ def test_the_lists_made_from_the_table():
     names = {s.name for s in settings.table()}
     assert {"VARIANT", "VCPUS", "RESULTS_DIR", "LAB_CACHE", "VARIANTS_DIR", "BASE",
             "NEW", "CONFIRM", "CROSSCHECK_THREADS", "DRY_RUN"} <= names
-    # The 39 the Makefile exported by hand before the table.
-    assert len(names) == 39
+    # The 39 the Makefile exported by hand before the table, and
+    # RESULTS_CHANNEL since.
+    assert len(names) == 40
     assert set(settings.comparable()) == {"vcpus", "accel", "cs_loops", "think_loops",
                                           "duration_ms", "pin", "shards"}
     record = {job: {s.name for s in settings.table() if job in s.record}
@@ -82,9 +93,10 @@ def test_the_lists_made_from_the_table():
     assert record["bench"] == {
         "VCPUS", "MEM_MB", "ACCEL", "WORKLOADS", "DURATION_MS", "WARMUP_MS", "REPS",
         "CS_LOOPS", "THINK_LOOPS", "LATENCY_EVERY", "THREADS", "PIN", "SHARDS",
-        "QUICK", "FULL", "RELEASE_WINDOW_NS", "GUEST_APPEND"}
+        "QUICK", "FULL", "RELEASE_WINDOW_NS", "GUEST_APPEND", "RESULTS_CHANNEL"}
     assert record["check"] == {"VCPUS", "MEM_MB", "ACCEL", "CHECKS", "CHECK_MS",
-                               "RELEASE_WINDOW_NS", "PEER_SECS", "GUEST_APPEND", "PROFILE"}
+                               "RELEASE_WINDOW_NS", "PEER_SECS", "GUEST_APPEND", "PROFILE",
+                               "RESULTS_CHANNEL"}
 
 
 @pytest.mark.parametrize("entry, message", [
