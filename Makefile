@@ -10,7 +10,7 @@ PYTHON := /usr/bin/python3
 # unset ones take the table's defaults (make help lists them).
 export $(shell $(PYTHON) lab/settings.py names)
 
-.PHONY: bench check compare regress verify calibrate test test-host deps variants checkpatch help
+.PHONY: bench check compare regress verify calibrate bundle import test test-host deps variants checkpatch help
 
 # Each job is a verb of the lab's command (python3 lab --help), which checks
 # the settings, prints the plan with DRY_RUN=1, and ends with the set made.
@@ -41,6 +41,14 @@ verify:
 calibrate:
 	@$(PYTHON) lab calibrate
 
+# make bench packed for another host (ACCEL=kvm or tcg): run its run.sh
+# there, then make import RUN=<its output> here.
+bundle:
+	@$(PYTHON) lab bundle
+
+import:
+	@$(PYTHON) lab import
+
 # Host-side tests first (seconds), then the ones that build and boot kernels.
 test: deps
 	$(PYTHON) -m pytest -ra tests
@@ -59,7 +67,7 @@ checkpatch: deps
 
 help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
-	@echo 'Targets: bench check compare regress verify calibrate test test-host deps variants checkpatch help'
+	@echo 'Targets: bench check compare regress verify calibrate bundle import test test-host deps variants checkpatch help'
 	@echo 'Settings of make bench (lab/settings.toml; QUICK=1 and FULL=1 change the sweep defaults):'
 	@$(PYTHON) lab/settings.py help bench
 	@echo 'Settings of make check:'

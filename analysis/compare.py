@@ -23,7 +23,7 @@ from plots import median_ci, plot_fairness, plot_latency, plot_throughput, plot_
 from regress import COMPARABLE, boot_estimates, settings
 import regress
 from results import fmt, is_disturbed
-from sets import BadSet, is_complete, load_bench_set, newest_sets, read_json
+from sets import BadSet, is_complete, load_bench_set, machine, newest_sets, read_json
 
 
 class MixedSettings(Exception):
@@ -37,20 +37,30 @@ def settings_of(path):
 
 def newest_alike(results_dir, variant, like):
     """The newest complete bench set of variant measured like the set
-    `like`."""
+    `like`, on the same machine."""
     want = settings_of(like)
+    where = machine(read_json(Path(like) / "manifest.json"))
     found = newest_sets(results_dir, "bench", variant, accept=lambda path: (
         is_complete(path) and settings_of(path) == want
+        and machine(read_json(path / "manifest.json")) == where
         and path.resolve() != Path(like).resolve()))
     return found[-1] if found else None
 
 
-def load_sets(paths):
-    """{variant: {"points": [...], "manifests": [...]}} pooled over sets."""
+def load_sets(paths, mix_machines=False):
+    """{variant: {"points": [...], "manifests": [...]}} pooled over sets;
+    MixedSettings when they were measured differently, or on different
+    machines unless mix_machines."""
     variants = {}
     seen = {}
+    machines = {}
     for path in map(Path, paths):
         results, manifest = load_bench_set(path)
+        machines.setdefault(machine(manifest), []).append(str(path))
+        if len(machines) > 1 and not mix_machines:
+            raise MixedSettings("sets that ran on different machines ("
+                                + "; ".join(f"{k}: {' '.join(v)}" for k, v in machines.items())
+                                + "); MIX_MACHINES=1 compares them anyway, labelled")
         measured = settings(manifest)
         seen.setdefault(json.dumps(measured, sort_keys=True), []).append(str(path))
         if len(seen) > 1:
@@ -72,6 +82,10 @@ def load_sets(paths):
 
 
 def machine_line(variants):
+    ran_on = {v: sorted({machine(m) for m in d["manifests"]}) for v, d in variants.items()}
+    if len({m for ms in ran_on.values() for m in ms}) > 1:
+        return "MIXED MACHINES: " + "; ".join(f"{v} on {' + '.join(ms)}"
+                                              for v, ms in ran_on.items())
     m = next(iter(variants.values()))["manifests"][0]
     host = m.get("host", {})
     accel = m.get("accel", "?")
@@ -283,10 +297,11 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note, boots=Non
     (out_dir / "report.md").write_text("\n".join(lines))
 
 
-def compare(out_dir, paths, baseline="owner-field", checks_dir=None):
+def compare(out_dir, paths, baseline="owner-field", checks_dir=None,
+            mix_machines=False):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    variants = load_sets(paths)
+    variants = load_sets(paths, mix_machines)
     if baseline not in variants:
         baseline = next(iter(variants))
     note = machine_line(variants)
@@ -316,6 +331,8 @@ def main(argv):
     parser.add_argument("sets", nargs="+")
     parser.add_argument("--baseline", default="owner-field")
     parser.add_argument("--checks-dir")
+    parser.add_argument("--mix-machines", action="store_true",
+                        help="compare sets that ran on different machines, labelled")
     parser.add_argument("--baseline-from", metavar="RESULTS_DIR",
                         help="add the newest baseline set measured like the "
                         "first set, if RESULTS_DIR has one")
@@ -329,7 +346,8 @@ def main(argv):
         if extra:
             args.sets.append(str(extra))
     try:
-        print(compare(args.out_dir, args.sets, args.baseline, args.checks_dir))
+        print(compare(args.out_dir, args.sets, args.baseline, args.checks_dir,
+                      args.mix_machines))
     except MixedSettings as e:
         print(f"compare: {e}; compare them separately", file=sys.stderr)
         return 2

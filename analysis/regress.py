@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
 import settings as lab_settings  # noqa: E402
 import stats  # noqa: E402
 from results import is_disturbed, series_of  # noqa: E402
-from sets import BadSet, is_complete, load_bench_set, newest_sets, read_rounds  # noqa: E402
+from sets import BadSet, is_complete, load_bench_set, machine, newest_sets, read_rounds  # noqa: E402
 import confirm  # noqa: E402
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
@@ -298,10 +298,26 @@ def sides(base_spec, new_spec, results_dir, rounds_file=None):
     return sorted(base, key=by_start), sorted(new, key=by_start), paired
 
 
+def machines_of(base_dirs, new_dirs, mix):
+    """A warning when the sets ran on more than one machine (an imported
+    run, say) and mix allows it; InputError when it does not."""
+    seen = {side: sorted({machine(load(d)[1]) for d in dirs})
+            for side, dirs in (("base", base_dirs), ("new", new_dirs))}
+    if len(set(seen["base"]) | set(seen["new"])) == 1:
+        return []
+    where = f"base on {' + '.join(seen['base'])}, new on {' + '.join(seen['new'])}"
+    if not mix:
+        raise InputError(f"the sets ran on different machines ({where}): times from "
+                         "two machines are two experiments; MIX_MACHINES=1 "
+                         "compares them anyway, labelled")
+    return [f"MIXED MACHINES ({where}): a change may be the machine's"]
+
+
 def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
-            threshold=0.05, alpha=0.05, rounds_file=None):
+            threshold=0.05, alpha=0.05, rounds_file=None, mix_machines=False):
     base_dirs, new_dirs, paired = sides(base_spec, new_spec, results_dir,
                                         rounds_file)
+    mixed = machines_of(base_dirs, new_dirs, mix_machines)
     base_boots, base_manifest, base_thin, base_disturbed = load_boots(base_dirs, base_spec)
     new_boots, new_manifest, new_thin, new_disturbed = load_boots(new_dirs, new_spec)
     rows = compare(base_boots, new_boots, paired, metrics, threshold, alpha)
@@ -313,8 +329,8 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
     if not rows:
         raise InputError("the two sides share no series and thread count")
     tested = sum(r["p_value"] is not None for r in rows)
-    notes = warnings_for(rows, settings(base_manifest), settings(new_manifest),
-                         threshold)
+    notes = mixed + warnings_for(rows, settings(base_manifest),
+                                 settings(new_manifest), threshold)
     if base_thin + new_thin:
         notes.append(f"{base_thin + new_thin} point(s) timed fewer than 1000 "
                      "acquisitions: their p99 is left out (a longer "
@@ -404,6 +420,8 @@ def main(argv):
                         help="pair BASE's and NEW's sets by round (variant names)")
     parser.add_argument("--metrics", default=",".join(METRICS))
     parser.add_argument("--json", help="also write the report here")
+    parser.add_argument("--mix-machines", action="store_true",
+                        help="compare sets that ran on different machines, labelled")
     parser.add_argument("--dry-run", action="store_true",
                         help="find and check both sides' sets, print them; compare nothing")
     parser.add_argument("--confirm", type=int, default=0, metavar="ROUNDS",
@@ -424,7 +442,8 @@ def main(argv):
                        args.threshold, args.alpha, args.confirm))
             return 0
         report = regress(args.base, args.new, results_dir, metrics,
-                         args.threshold / 100, args.alpha, args.rounds)
+                         args.threshold / 100, args.alpha, args.rounds,
+                         args.mix_machines)
     except InputError as e:
         print(f"regress: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

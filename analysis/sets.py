@@ -9,6 +9,7 @@ reading, but never picked as "the newest set" for a comparison.
 import json
 import os
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -32,6 +33,23 @@ def write_atomic(path, text):
         raise
 
 
+def new_set_dir(folder, name):
+    """folder/<UTC time>-name, made, and no other run's: -2, -3, ... after
+    it when another run made it in the same second (lab/lib.sh
+    unique_folder does the same for the shell jobs)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = Path(folder) / f"{stamp}-{name}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise BadSet(f"no free result folder beside {base}")
+
+
 def read_json(path):
     path = Path(path)
     try:
@@ -51,6 +69,14 @@ def load_bench_set(path):
         raise BadSet(f"{path / 'results.json'} has no list of points")
     manifest = read_json(path / "manifest.json")
     return results, manifest
+
+
+def machine(manifest):
+    """Where a set ran: the accelerator and the host's CPU model and count.
+    Times from two machines are two experiments, not one."""
+    host = manifest.get("host") or {}
+    return (f"{(manifest.get('accel') or '?').upper()} on "
+            f"{host.get('cpu_model', '?')} x{host.get('cpus', '?')}")
 
 
 def is_complete(path):

@@ -445,7 +445,35 @@ def parse_args(argv):
                     help="measurement time the guest should need")
     ap.add_argument("--cache-dir", required=True)
     ap.add_argument("--qemu", default="qemu-system-x86_64")
+    ap.add_argument("--write-bundle", metavar="DIR",
+                    help="boot nothing: write DIR/qemu.args and DIR/watchdog_s "
+                    "for guest/run_bundle.sh (--accel kvm or tcg)")
     return ap.parse_args(argv)
+
+
+# In a bundle's qemu.args: the bundle's folder and the run's output folder,
+# which guest/run_bundle.sh puts in when it runs.
+BUNDLE_DIR, RUN_DIR = "@BUNDLE@", "@OUT@"
+
+
+def write_bundle(args):
+    """The QEMU arguments of a run bundle, one a line, with the bundle's and
+    the output's folders left for run_bundle.sh, and its watchdog. The
+    target host is unknown: no delay-loop preset, no crowding allowance
+    beyond the vCPUs asked for."""
+    if args.accel == "auto":
+        sys.exit("mutexlab: error: a bundle runs on another host: give "
+                 "ACCEL=kvm or ACCEL=tcg, not auto")
+    append = f"{BASE_APPEND} {args.append}".strip()
+    cmd = build_qemu_command(args.qemu, args.accel, args.vcpus, args.mem_mb,
+                             f"{BUNDLE_DIR}/bzImage", f"{BUNDLE_DIR}/initramfs.cpio",
+                             append, RUN_DIR, args.tcg_threads)
+    if any("\n" in arg for arg in cmd):
+        sys.exit("mutexlab: error: a QEMU argument holds a newline")
+    out = Path(args.write_bundle)
+    (out / "qemu.args").write_text("".join(f"{arg}\n" for arg in cmd[1:]))
+    (out / "watchdog_s").write_text(f"{watchdog_seconds(args.expected_run_s):.0f}\n")
+    return 0
 
 
 # panic=-1 with -no-reboot turns any panic into QEMU's exit; oops, warnings
@@ -496,7 +524,8 @@ def main(argv=None):
     previous = {sig: signal.signal(sig, on_signal)
                 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        return run(parse_args(argv))
+        args = parse_args(argv)
+        return write_bundle(args) if args.write_bundle else run(args)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -15,6 +15,8 @@ booted, with what, and where the set would go; nothing is built or booted.
   regress     did NEW get slower than BASE?                analysis/regress.py
   verify      the designs' SPIN models                     lab/verify.py
   calibrate   make regress's A/A false alarms and power    lab/calibrate_regress.sh
+  bundle      make bench packed for another host           lab/bundle.sh
+  import      RUN, a bundle's run on another host, as a set  lab/import_run.py
   variants    the variants there are
 
 The shell scripts hold the kernel plumbing (trees, builds, boots); the
@@ -48,6 +50,8 @@ def regress_command(values, dry_run):
                        ("--confirm", "CONFIRM")):
         if values.get(name):
             command += [flag, values[name]]
+    if values.get("MIX_MACHINES") == "1":
+        command.append("--mix-machines")
     return command + (["--dry-run"] if dry_run else []) + [values["BASE"], values["NEW"]]
 
 
@@ -57,6 +61,13 @@ def verify_command(values, dry_run):
     if values.get("VARIANTS"):
         command += ["--variants", values["VARIANTS"]]
     return command + (["--dry-run"] if dry_run else [])
+
+
+def import_command(values, dry_run):
+    if not values.get("RUN"):
+        raise settings.SettingsError("make import needs RUN=<the folder a bundle's run.sh wrote>")
+    return [PYTHON, str(LAB_ROOT / "lab" / "import_run.py"), values["RUN"],
+            "--results-dir", values["RESULTS_DIR"]] + (["--dry-run"] if dry_run else [])
 
 
 def script(name):
@@ -74,6 +85,8 @@ VERBS = {
     "regress": ("regress", regress_command, False),
     "verify": ("verify", verify_command, True),
     "calibrate": ("bench", script("calibrate_regress.sh"), True),
+    "bundle": ("bench", script("bundle.sh"), True),
+    "import": ("import", import_command, False),
     "variants": (None, lambda values, dry_run: [
         "bash", "-c", f"source '{LAB_ROOT}/lab/lib.sh' && list_variants"], False),
 }

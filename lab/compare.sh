@@ -51,7 +51,9 @@ main() {
 		mapfile -t sets < <(cut -d' ' -f3- "$rounds_file")
 	fi
 	[ "${#sets[@]}" -gt 0 ] || die "no result sets to compare"
-	"$PYTHON" "$LAB_ROOT/analysis/compare.py" --checks-dir "$RESULTS_DIR" \
+	local -a mix=()
+	[ "${MIX_MACHINES:-0}" = 0 ] || mix=(--mix-machines)
+	"$PYTHON" "$LAB_ROOT/analysis/compare.py" --checks-dir "$RESULTS_DIR" "${mix[@]}" \
 		"$out" "${sets[@]}"
 	log "report: $out/report.md"
 	name_set "$out"

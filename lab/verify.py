@@ -28,6 +28,7 @@ from manifest import host_info, lab_state, sha256
 LAB_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(LAB_ROOT / "analysis"))
 import model_trail  # noqa: E402
+from sets import new_set_dir  # noqa: E402
 
 DESIGNS = ("owner-field", "legacy", "tri-state", "count-only")
 # name: (the model's macro, how pan judges it, what holding means)
@@ -157,24 +158,8 @@ def property_verdict(runs):
     return "error"
 
 
-def new_set_dir(results_dir):
-    """A folder no other run has: the time, the host, and a number when two
-    runs start in the same second."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    base = Path(results_dir) / "verify" / f"{stamp}-{host_info()['hostname']}"
-    base.parent.mkdir(parents=True, exist_ok=True)
-    for n in range(1, 1000):
-        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
-    raise RuntimeError(f"no free result folder beside {base}")
-
-
 def verify(designs, models_dir, results_dir, jobs, scopes=SCOPES):
-    out = new_set_dir(results_dir)
+    out = new_set_dir(Path(results_dir) / "verify", host_info()["hostname"])
     started = time.monotonic()
     jobs_list = [(d, p, t, r) for d in designs for p in PROPERTIES
                  for t, r in scopes]

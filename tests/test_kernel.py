@@ -5,6 +5,7 @@ These build owner-field once (minutes on a cold cache, seconds warm) and boot
 it a few times under QEMU with short runs.
 """
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -146,6 +147,37 @@ def test_results_on_the_console_alone_make_the_same_set(tmp_path):
     assert check_result_set(result_set) == []
     assert "mutexlab| KTAP version 1" in (result_set / "console.log").read_text()
     assert json.loads((result_set / "qemu-cmd.json").read_text()).count("-serial") == 1
+
+
+def test_a_bundle_runs_elsewhere_with_only_qemu_and_imports_as_a_set(tmp_path):
+    """make bundle, its run.sh from another folder with a bare PATH (no lab
+    tree, no Python needed), make import: a set in make bench's format that
+    make compare takes beside a local one."""
+    sweep = {"QUICK": 1, "WORKLOADS": "uncontended,contended", "THREADS": "1,2",
+             "PLOTS": 0}
+    r = run_make("bundle", tmp_path, VARIANT="owner-field", ACCEL="tcg", **sweep)
+    assert r.returncode == 0, r.stderr[-3000:]
+    bundle = Path(r.stdout.strip().splitlines()[-1])
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(bundle, elsewhere / "bundle")
+    run = subprocess.run(["/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "bash",
+                          str(elsewhere / "bundle" / "run.sh"), str(elsewhere / "out")],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr
+    r = run_make("import", tmp_path, RUN=str(elsewhere / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    imported = Path(r.stdout.strip().splitlines()[-1])
+    assert check_result_set(imported) == []
+    r = run_make("bench", tmp_path, VARIANT="owner-field", **sweep)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (local,) = [s for s in result_sets(tmp_path / "results", "owner-field")
+                if not s.name.endswith("-import")]
+    mine, theirs = (json.loads((s / "results.json").read_text()) for s in (local, imported))
+    assert mine.keys() == theirs.keys()
+    assert ([(p["workload"], p["threads"], p["rep"]) for p in mine["points"]]
+            == [(p["workload"], p["threads"], p["rep"]) for p in theirs["points"]])
+    from compare import load_sets
+    assert set(load_sets([local, imported])) == {"owner-field"}
 
 
 def test_broken_mutual_exclusion_fails_the_run(tmp_path):

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""make import: a run made elsewhere, as an ordinary result set.
+
+Usage: lab/import_run.py RUN_DIR [--results-dir DIR]
+
+RUN_DIR is what a bundle's run.sh wrote on another host (guest/run_bundle.sh:
+console.log, results.raw or results framed on the console, guest-status,
+qemu-status, host.txt, and the bundle's manifest.json, kernel.config and
+qemu.args). The set goes to RESULTS_DIR/<variant>/<UTC time>-<host>-import,
+judged as the runner judges a boot of its own (guest/qemu_runner.py), its
+results parsed as make bench parses them, its manifest the bundle's with the
+run's outcome, its guest, the host it ran on (not this one) and where it
+came from. Prints the set's path; exit status 1 when the run failed (the set
+is kept, as make bench keeps a failed one), 2 when RUN_DIR is not a run.
+"""
+import argparse
+import json
+import shutil
+import socket
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import settings
+
+LAB_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(LAB_ROOT / "guest"))
+sys.path.insert(0, str(LAB_ROOT / "analysis"))
+import console_frames  # noqa: E402
+import qemu_runner  # noqa: E402
+import results  # noqa: E402
+from sets import new_set_dir, write_atomic  # noqa: E402
+
+RUN_FILES = ("console.log", "host.txt", "manifest.json", "kernel.config", "qemu.args")
+# timeout(1)'s status when the watchdog stopped QEMU.
+WATCHDOG_STATUS = 124
+
+
+class NotARun(Exception):
+    pass
+
+
+def read_host(path):
+    """host.txt (tab-separated key and value lines) as a manifest's host."""
+    host = dict(line.split("\t", 1) for line in Path(path).read_text().splitlines()
+                if "\t" in line)
+    host["cpus"] = int(host["cpus"]) if host.get("cpus", "").isdigit() else None
+    return host
+
+
+def judge(run_dir, out):
+    """run.json's content for the run in run_dir, whose channel files are
+    now in out: how it ended, as qemu_runner judges a boot."""
+    console = qemu_runner.read_text(run_dir / "console.log").splitlines()
+    if not (run_dir / "results.raw").exists():
+        framed, status = console_frames.split(console)
+        (out / "results.raw").write_text("".join(f"{line}\n" for line in framed))
+        console = [line for line in console if console_frames.unframe(line) is None]
+    else:
+        shutil.copy(run_dir / "results.raw", out / "results.raw")
+        status = qemu_runner.read_text(run_dir / "guest-status").strip()
+    qemu_status = qemu_runner.read_text(run_dir / "qemu-status").strip()
+    seen = "timeout" if qemu_status == str(WATCHDOG_STATUS) else None
+    failures = [line for line in console if qemu_runner.failure_line(line)]
+    shutil.copy(run_dir / "qemu.log", out / "qemu.log")
+    outcome, failures = qemu_runner.how_it_ended(
+        seen, failures, int(qemu_status or 0), status, out)
+    return {"outcome": outcome, "failure_lines": failures[:40],
+            "guest_exit_status": status or None,
+            "qemu_returncode": int(qemu_status) if qemu_status.lstrip("-").isdigit() else None}
+
+
+def run_settings(args):
+    """(vcpus, accel, append) from the bundle's QEMU arguments."""
+    def after(flag):
+        return args[args.index(flag) + 1] if flag in args else None
+    accel = after("-accel") or ""
+    return int(after("-smp")), "kvm" if accel.startswith("kvm") else "tcg", after("-append")
+
+
+def check_run(run_dir):
+    """The bundle's manifest of a run folder; NotARun when it is not one."""
+    missing = [f for f in RUN_FILES if not (Path(run_dir) / f).is_file()]
+    if missing:
+        raise NotARun(f"{run_dir} is not a bundle's run: no {', '.join(missing)}")
+    return json.loads((Path(run_dir) / "manifest.json").read_text())
+
+
+def plan(run_dir, results_dir):
+    bundle = check_run(run_dir)
+    host = read_host(Path(run_dir) / "host.txt")
+    return (f"plan: make import of {run_dir} (dry run: nothing written)\n"
+            f"  {bundle['variant']} ({bundle['profile']}), run on {host.get('hostname')}:"
+            f" {host.get('cpu_model')} x{host.get('cpus')}\n"
+            f"  result set: {results_dir}/{bundle['variant']}/<UTC time>-"
+            f"{host.get('hostname')}-import")
+
+
+def import_run(run_dir, results_dir):
+    run_dir = Path(run_dir)
+    bundle = check_run(run_dir)
+    host = read_host(run_dir / "host.txt")
+    out = new_set_dir(Path(results_dir) / bundle["variant"],
+                      f"{host.get('hostname') or 'unknown'}-import")
+    for f in ("console.log", "kernel.config"):
+        shutil.copy(run_dir / f, out / f)
+    qemu_args = (run_dir / "qemu.args").read_text().splitlines()
+    vcpus, accel, append = run_settings(qemu_args)
+    run = judge(run_dir, out)
+    run.update(accel=accel, vcpus=vcpus, append=append)
+    (out / "run.json").write_text(json.dumps(run, indent=1) + "\n")
+    (out / "qemu-cmd.json").write_text(json.dumps(
+        ["qemu-system-x86_64", *qemu_args], indent=1) + "\n")
+    parsed = results.parse_raw(qemu_runner.read_text(out / "results.raw"), vcpus)
+    write_atomic(out / "results.json", json.dumps(parsed, indent=1) + "\n")
+    meta = parsed["meta"] or {}
+    outcome = run["outcome"]
+    if outcome == "ok" and parsed["problems"]:
+        outcome = "failed-checks"
+    manifest = {
+        **bundle, "outcome": outcome, "problems": parsed["problems"],
+        "failure_lines": run["failure_lines"],
+        "guest_uname": f"{meta['uname_r']} {meta['uname_v']}" if meta else None,
+        "guest_online_cpus": meta.get("online_cpus"),
+        "sizeof_mutex": meta.get("sizeof_mutex"),
+        "release_window_ns": meta.get("release_window_ns"),
+        "module_params": meta.get("params"),
+        "qemu_command": ["qemu-system-x86_64", *qemu_args],
+        "accel": accel, "accel_reason": "the bundle's", "vcpus": vcpus,
+        "host": host, "built_on": bundle.get("host"),
+        "imported": {"from": str(run_dir.resolve()), "by": socket.gethostname(),
+                     "kind": "bundle run"},
+        "written_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    write_atomic(out / "manifest.json", json.dumps(manifest, indent=1) + "\n")
+    return out, outcome
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir")
+    ap.add_argument("--results-dir", default=settings.default("RESULTS_DIR", "import"))
+    ap.add_argument("--dry-run", action="store_true",
+                    help="check that RUN_DIR is a run and print the plan; write nothing")
+    args = ap.parse_args(argv)
+    try:
+        if args.dry_run:
+            print(plan(args.run_dir, args.results_dir))
+            return 0
+        out, outcome = import_run(args.run_dir, args.results_dir)
+    except (NotARun, OSError, ValueError, KeyError) as e:
+        print(f"mutexlab: error: cannot import {args.run_dir}: {e}", file=sys.stderr)
+        return 2
+    print(f"mutexlab: imported {args.run_dir} as {out} (outcome {outcome})", file=sys.stderr)
+    print(out)
+    return 0 if outcome == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
