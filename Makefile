@@ -10,7 +10,7 @@ PYTHON := /usr/bin/python3
 # unset ones take the table's defaults (make help lists them).
 export $(shell $(PYTHON) lab/settings.py names)
 
-.PHONY: bench check compare regress verify calibrate bundle import test test-host deps variants checkpatch help
+.PHONY: bench check compare regress verify calibrate bundle import lava-job test test-host deps deps-test variants checkpatch help
 
 # Each job is a verb of the lab's command (python3 lab --help), which checks
 # the settings, prints the plan with DRY_RUN=1, and ends with the set made.
@@ -42,22 +42,31 @@ calibrate:
 	@$(PYTHON) lab calibrate
 
 # make bench packed for another host (ACCEL=kvm or tcg): run its run.sh
-# there, then make import RUN=<its output> here.
+# there, then make import RUN=<its output> here. make lava-job BUNDLE=<a
+# bundle made with RESULTS_CHANNEL=console> writes a LAVA job for it; make
+# import RUN=<the job's log> BUNDLE=<the bundle> brings its results back.
 bundle:
 	@$(PYTHON) lab bundle
 
 import:
 	@$(PYTHON) lab import
 
+lava-job: deps-test
+	@$(PYTHON) lab lava-job
+
 # Host-side tests first (seconds), then the ones that build and boot kernels.
-test: deps
+test: deps-test
 	$(PYTHON) -m pytest -ra tests
 
-test-host: deps
+test-host: deps-test
 	$(PYTHON) -m pytest -ra -m 'not kernel' tests
 
 deps:
 	@lab/deps.sh
+
+# The tests also run a LAVA job with LAVA's own dispatcher.
+deps-test:
+	@lab/deps.sh lava
 
 variants:
 	@$(PYTHON) lab variants
@@ -67,7 +76,7 @@ checkpatch: deps
 
 help:
 	@sed -n '/^```sh/,/^```$$/{/```/d;p}' README.md
-	@echo 'Targets: bench check compare regress verify calibrate bundle import test test-host deps variants checkpatch help'
+	@echo 'Targets: bench check compare regress verify calibrate bundle import lava-job test test-host deps variants checkpatch help'
 	@echo 'Settings of make bench (lab/settings.toml; QUICK=1 and FULL=1 change the sweep defaults):'
 	@$(PYTHON) lab/settings.py help bench
 	@echo 'Settings of make check:'

@@ -16,7 +16,8 @@ booted, with what, and where the set would go; nothing is built or booted.
   verify      the designs' SPIN models                     lab/verify.py
   calibrate   make regress's A/A false alarms and power    lab/calibrate_regress.sh
   bundle      make bench packed for another host           lab/bundle.sh
-  import      RUN, a bundle's run on another host, as a set  lab/import_run.py
+  import      RUN, a bundle's run elsewhere or a LAVA job's log, as a set  lab/import_run.py
+  lava-job    a LAVA job that runs BUNDLE on a qemu device  lab/lava_job.py
   variants    the variants there are
 
 The shell scripts hold the kernel plumbing (trees, builds, boots); the
@@ -65,9 +66,23 @@ def verify_command(values, dry_run):
 
 def import_command(values, dry_run):
     if not values.get("RUN"):
-        raise settings.SettingsError("make import needs RUN=<the folder a bundle's run.sh wrote>")
-    return [PYTHON, str(LAB_ROOT / "lab" / "import_run.py"), values["RUN"],
-            "--results-dir", values["RESULTS_DIR"]] + (["--dry-run"] if dry_run else [])
+        raise settings.SettingsError("make import needs RUN=<the folder a bundle's run.sh "
+                                     "wrote, or a LAVA job's log with BUNDLE=>")
+    command = [PYTHON, str(LAB_ROOT / "lab" / "import_run.py"), values["RUN"],
+               "--results-dir", values["RESULTS_DIR"]]
+    if values.get("BUNDLE"):
+        command += ["--bundle", values["BUNDLE"]]
+    return command + (["--dry-run"] if dry_run else [])
+
+
+def lava_job_command(values, dry_run):
+    if not values.get("BUNDLE"):
+        raise settings.SettingsError("make lava-job needs BUNDLE=<a bundle made with "
+                                     "RESULTS_CHANNEL=console>")
+    command = [PYTHON, str(LAB_ROOT / "lab" / "lava_job.py"), values["BUNDLE"]]
+    if values.get("LAVA_URL"):
+        command += ["--url", values["LAVA_URL"]]
+    return command + (["--dry-run"] if dry_run else [])
 
 
 def script(name):
@@ -87,6 +102,7 @@ VERBS = {
     "calibrate": ("bench", script("calibrate_regress.sh"), True),
     "bundle": ("bench", script("bundle.sh"), True),
     "import": ("import", import_command, False),
+    "lava-job": ("lava-job", lava_job_command, False),
     "variants": (None, lambda values, dry_run: [
         "bash", "-c", f"source '{LAB_ROOT}/lab/lib.sh' && list_variants"], False),
 }

@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Usage: lab/deps.sh
+# Usage: lab/deps.sh [lava]
 # Installs the Debian packages the lab needs when run as root; otherwise
 # prints the exact apt-get line to run and fails. Fast when nothing is missing.
+# With "lava", also LAVA's dispatcher (make lava-job checks its job against
+# LAVA's schema; the tests run it with lava-run): not needed by make bench.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -10,8 +12,9 @@ PACKAGES=(
 	"$KERNEL_SOURCE_PACKAGE" gcc make flex bison bc libelf-dev libssl-dev
 	ccache xz-utils git perl cpio busybox-static qemu-system-x86
 	linux-perf python3 python3-matplotlib python3-scipy python3-statsmodels
-	python3-pytest python3-pytest-timeout python3-ply python3-git shellcheck spin
+	python3-pytest python3-pytest-timeout python3-ply python3-git python3-yaml shellcheck spin
 )
+LAVA_PACKAGES=(lava-dispatcher lava-common)
 
 missing_packages() {
 	local pkg
@@ -23,6 +26,11 @@ missing_packages() {
 
 main() {
 	local -a missing
+	case "${1:-}" in
+	"") ;;
+	lava) PACKAGES+=("${LAVA_PACKAGES[@]}") ;;
+	*) die "lab/deps.sh takes nothing or 'lava', got '$1'" ;;
+	esac
 	mapfile -t missing < <(missing_packages)
 	[ "${#missing[@]}" -gt 0 ] || return 0
 	local -a install=(apt-get install -y --no-install-recommends "${missing[@]}")

@@ -5,8 +5,10 @@ These build owner-field once (minutes on a cold cache, seconds warm) and boot
 it a few times under QEMU with short runs.
 """
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -224,3 +226,42 @@ def test_checkpatch_catches_a_style_mutant(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode != 0
     assert "SPACING" in r.stdout or "CODE_INDENT" in r.stdout, r.stdout
+
+
+@pytest.mark.skipif(not shutil.which("lava-run") or os.geteuid() != 0,
+                    reason="lava-run (make deps-test) runs jobs as root")
+def test_a_lava_job_runs_under_lava_run_and_imports_beside_a_local_set(tmp_path):
+    """make lava-job on a console-channel bundle, the job run by Debian's
+    lava-dispatcher (lava-run, no server) on a QEMU device, its log imported
+    and compared with a local run of the same sweep."""
+    sweep = {"QUICK": 1, "WORKLOADS": "uncontended,contended", "THREADS": "1,2",
+             "PLOTS": 0}
+    r = run_make("bundle", tmp_path, VARIANT="owner-field", ACCEL="tcg",
+                 RESULTS_CHANNEL="console", **sweep)
+    assert r.returncode == 0, r.stderr[-3000:]
+    bundle = r.stdout.strip().splitlines()[-1]
+    device = tmp_path / "device.yaml"
+    job = subprocess.run([sys.executable, "lab/lava_job.py", bundle, "--device", str(device)],
+                         cwd=LAB_ROOT, capture_output=True, text=True)
+    assert job.returncode == 0, job.stderr
+    log = tmp_path / "lava.log"
+    with open(log, "w") as f:
+        lava = subprocess.run(["lava-run", "--job-id", f"mutexlab-{os.getpid()}",
+                               "--output-dir", str(tmp_path / "lava"), "--device",
+                               str(device), job.stdout.strip()],
+                              stdout=f, stderr=subprocess.STDOUT, timeout=900)
+    assert lava.returncode == 0, log.read_text()[-3000:]
+    assert '"case": "job", "definition": "lava", "result": "pass"' in log.read_text()
+    r = run_make("import", tmp_path, RUN=str(log), BUNDLE=bundle)
+    assert r.returncode == 0, r.stderr[-3000:]
+    imported = Path(r.stdout.strip().splitlines()[-1])
+    assert check_result_set(imported) == []
+    r = run_make("bench", tmp_path, VARIANT="owner-field", **sweep)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (local,) = [s for s in result_sets(tmp_path / "results", "owner-field")
+                if not s.name.endswith("-import")]
+    from compare import MixedSettings, load_sets, machine_line
+    with pytest.raises(MixedSettings):
+        load_sets([local, imported])
+    assert machine_line(load_sets([local, imported], mix_machines=True)).startswith(
+        "MIXED MACHINES")

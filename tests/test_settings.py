@@ -84,8 +84,8 @@ def test_the_lists_made_from_the_table():
     assert {"VARIANT", "VCPUS", "RESULTS_DIR", "LAB_CACHE", "VARIANTS_DIR", "BASE",
             "NEW", "CONFIRM", "CROSSCHECK_THREADS", "DRY_RUN"} <= names
     # The 39 the Makefile exported by hand before the table, and
-    # RESULTS_CHANNEL, RUN and MIX_MACHINES since.
-    assert len(names) == 42
+    # RESULTS_CHANNEL, RUN, MIX_MACHINES, BUNDLE and LAVA_URL since.
+    assert len(names) == 44
     assert set(settings.comparable()) == {"vcpus", "accel", "cs_loops", "think_loops",
                                           "duration_ms", "pin", "shards"}
     record = {job: {s.name for s in settings.table() if job in s.record}
