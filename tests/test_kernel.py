@@ -151,6 +151,20 @@ def test_results_on_the_console_alone_make_the_same_set(tmp_path):
     assert json.loads((result_set / "qemu-cmd.json").read_text()).count("-serial") == 1
 
 
+def imported_and_local(tmp_path, sweep, **run):
+    """make import of run (its set must pass the checker), and a local
+    make bench of the same sweep: (imported set, local set)."""
+    r = run_make("import", tmp_path, **run)
+    assert r.returncode == 0, r.stderr[-3000:]
+    imported = Path(r.stdout.strip().splitlines()[-1])
+    assert check_result_set(imported) == []
+    r = run_make("bench", tmp_path, VARIANT="owner-field", **sweep)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (local,) = [s for s in result_sets(tmp_path / "results", "owner-field")
+                if not s.name.endswith("-import")]
+    return imported, local
+
+
 def test_a_bundle_runs_elsewhere_with_only_qemu_and_imports_as_a_set(tmp_path):
     """make bundle, its run.sh from another folder with a bare PATH (no lab
     tree, no Python needed), make import: a set in make bench's format that
@@ -166,14 +180,7 @@ def test_a_bundle_runs_elsewhere_with_only_qemu_and_imports_as_a_set(tmp_path):
                           str(elsewhere / "bundle" / "run.sh"), str(elsewhere / "out")],
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
-    r = run_make("import", tmp_path, RUN=str(elsewhere / "out"))
-    assert r.returncode == 0, r.stderr[-3000:]
-    imported = Path(r.stdout.strip().splitlines()[-1])
-    assert check_result_set(imported) == []
-    r = run_make("bench", tmp_path, VARIANT="owner-field", **sweep)
-    assert r.returncode == 0, r.stderr[-3000:]
-    (local,) = [s for s in result_sets(tmp_path / "results", "owner-field")
-                if not s.name.endswith("-import")]
+    imported, local = imported_and_local(tmp_path, sweep, RUN=str(elsewhere / "out"))
     mine, theirs = (json.loads((s / "results.json").read_text()) for s in (local, imported))
     assert mine.keys() == theirs.keys()
     assert ([(p["workload"], p["threads"], p["rep"]) for p in mine["points"]]
@@ -252,14 +259,7 @@ def test_a_lava_job_runs_under_lava_run_and_imports_beside_a_local_set(tmp_path)
                               stdout=f, stderr=subprocess.STDOUT, timeout=900)
     assert lava.returncode == 0, log.read_text()[-3000:]
     assert '"case": "job", "definition": "lava", "result": "pass"' in log.read_text()
-    r = run_make("import", tmp_path, RUN=str(log), BUNDLE=bundle)
-    assert r.returncode == 0, r.stderr[-3000:]
-    imported = Path(r.stdout.strip().splitlines()[-1])
-    assert check_result_set(imported) == []
-    r = run_make("bench", tmp_path, VARIANT="owner-field", **sweep)
-    assert r.returncode == 0, r.stderr[-3000:]
-    (local,) = [s for s in result_sets(tmp_path / "results", "owner-field")
-                if not s.name.endswith("-import")]
+    imported, local = imported_and_local(tmp_path, sweep, RUN=str(log), BUNDLE=bundle)
     from compare import MixedSettings, load_sets, machine_line
     with pytest.raises(MixedSettings):
         load_sets([local, imported])
