@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import accel
 import qemu_runner
 from conftest import FIXTURES, LAB_ROOT
 
@@ -122,14 +123,14 @@ def test_kvm_probe_is_cached_per_boot(tmp_path, monkeypatch):
     boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     (tmp_path / "kvm-probe.json").write_text(json.dumps(
         {"boot_id": boot_id, "usable": False, "reason": "recorded"}))
-    usable, reason = qemu_runner.probe_kvm("/nonexistent/qemu", tmp_path)
+    usable, reason = accel.probe_kvm("/nonexistent/qemu", tmp_path)
     assert not usable and reason.startswith("recorded")
 
 
 def test_kvm_probe_that_cannot_run_says_no(tmp_path):
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         pytest.skip("no /dev/kvm to probe")
-    usable, reason = qemu_runner.probe_kvm("/bin/false", tmp_path)
+    usable, reason = accel.probe_kvm("/bin/false", tmp_path)
     assert not usable and "expected 99" in reason
 
 
@@ -141,11 +142,11 @@ def test_tcg_guests_get_the_host_tsc_as_delay_loop_preset(tmp_path):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("cpu MHz\t\t: 2096.026\nflags\t\t: fpu tsc constant_tsc\n")
     # TSC cycles per tick: 2096.026 MHz / 250 Hz.
-    assert qemu_runner.tcg_lpj(boot / "bzImage", cpuinfo) == 8384104
+    assert accel.tcg_lpj(boot / "bzImage", cpuinfo) == 8384104
     # "cpu MHz" of a CPU whose TSC rate varies is not the TSC's rate.
     cpuinfo.write_text("cpu MHz\t\t: 2096.026\nflags\t\t: fpu tsc\n")
-    assert qemu_runner.tcg_lpj(boot / "bzImage", cpuinfo) is None
-    assert qemu_runner.tcg_lpj(tmp_path / "nowhere" / "bzImage", cpuinfo) is None
+    assert accel.tcg_lpj(boot / "bzImage", cpuinfo) is None
+    assert accel.tcg_lpj(tmp_path / "nowhere" / "bzImage", cpuinfo) is None
 
 
 def start_runner(tmp_path, scenario, qemu=FAKE_QEMU, via_shell=False):
@@ -270,19 +271,19 @@ def test_kvm_that_runs_a_boot_sector_but_not_linux_means_tcg(tmp_path, monkeypat
     monkeypatch.setattr(qemu_runner, "KVM_KERNEL_PROBE_S", 1.0)
     kernel = tmp_path / "bzImage"
     kernel.write_bytes(b"kernel one")
-    accel, reason = qemu_runner.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
+    accel, reason = accel.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
     assert accel == "tcg" and "printed nothing under KVM" in reason
     # Cached for this boot and kernel; a new kernel is probed again.
-    assert "cached this boot" in qemu_runner.choose_accel(
+    assert "cached this boot" in accel.choose_accel(
         "auto", FAKE_QEMU, tmp_path, kernel, "initrd")[1]
     kernel.write_bytes(b"kernel two")
     monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-ok")
-    accel, reason = qemu_runner.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
+    accel, reason = accel.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
     assert accel == "kvm" and "first line under KVM" in reason
     with pytest.raises(SystemExit, match="ACCEL=kvm requested but"):
         monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-kernel-silent")
         kernel.write_bytes(b"kernel three")
-        qemu_runner.choose_accel("kvm", FAKE_QEMU, tmp_path, kernel, "initrd")
+        accel.choose_accel("kvm", FAKE_QEMU, tmp_path, kernel, "initrd")
 
 
 @needs_kvm_node
