@@ -253,15 +253,25 @@ def format_summary(summary):
     return "\n".join(rows)
 
 
+def parse_run(raw_path, vcpus=None):
+    """results.json's content for a run's results.raw: parsed, each point
+    given its host interval where the runner measured one (host-load.json
+    beside it; a run imported from another host has none: host_boot is
+    null), and summarised."""
+    parsed = parse_raw(Path(raw_path).read_text(errors="replace"), vcpus)
+    parsed["host_boot"] = None
+    host_load = Path(raw_path).parent / "host-load.json"
+    if host_load.is_file():
+        attach_host_load(parsed, json.loads(host_load.read_text()))
+    parsed["summary"] = summarise(parsed["points"])
+    return parsed
+
+
 def main(argv):
     if len(argv) not in (3, 4):
         sys.exit(__doc__)
     vcpus = int(argv[3]) if len(argv) == 4 else None
-    parsed = parse_raw(Path(argv[1]).read_text(errors="replace"), vcpus)
-    host_load = Path(argv[1]).parent / "host-load.json"
-    if host_load.is_file():
-        attach_host_load(parsed, json.loads(host_load.read_text()))
-    parsed["summary"] = summarise(parsed["points"])
+    parsed = parse_run(argv[1], vcpus)
     try:
         write_atomic(argv[2], json.dumps(parsed, indent=1) + "\n")
     except OSError as e:

@@ -3,6 +3,8 @@
 and make regress / make compare refusing to mix machines unless told."""
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -52,6 +54,15 @@ def test_an_imported_run_is_an_ordinary_set_that_names_its_host(tmp_path):
     out, outcome = import_run.import_run(bundle_run(tmp_path), tmp_path / "results")
     assert outcome == "ok" and is_complete(out)
     assert check_result_set(out) == []
+    # make bench's results.json (analysis/results.py), less the host's load.
+    local = tmp_path / "local"
+    local.mkdir()
+    shutil.copy(FIXTURES / "results-ok.raw", local / "results.raw")
+    assert subprocess.run([sys.executable, str(LAB_ROOT / "analysis" / "results.py"),
+                           str(local / "results.raw"), str(local / "results.json"), "2"],
+                          capture_output=True).returncode == 0
+    assert (json.loads((out / "results.json").read_text()).keys()
+            == json.loads((local / "results.json").read_text()).keys())
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["host"]["cpu_model"] == "Big CPU 9000" and manifest["host"]["cpus"] == 64
     assert manifest["built_on"]["hostname"] != "bighost"
