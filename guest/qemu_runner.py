@@ -337,6 +337,20 @@ def parse_args(argv):
 BUNDLE_DIR, RUN_DIR = "@BUNDLE@", "@OUT@"
 
 
+def read_bundle_args(path):
+    """What a bundle's qemu.args (write_bundle) asks of QEMU: {vcpus, mem_mb,
+    accel, append, serial_ports}; ValueError when an option is missing."""
+    args = Path(path).read_text().splitlines()
+
+    def after(flag):
+        if flag not in args:
+            raise ValueError(f"{path} has no {flag}")
+        return args[args.index(flag) + 1]
+    return {"vcpus": int(after("-smp")), "mem_mb": int(after("-m")),
+            "accel": "kvm" if after("-accel").startswith("kvm") else "tcg",
+            "append": after("-append"), "serial_ports": args.count("-serial")}
+
+
 def write_bundle(args):
     """The QEMU arguments of a run bundle, one a line, with the bundle's and
     the output's folders left for run_bundle.sh, and its watchdog. The

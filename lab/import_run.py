@@ -23,12 +23,12 @@ import shutil
 import socket
 import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
 
 import settings
+from manifest import run_fields
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(LAB_ROOT / "guest"))
@@ -75,14 +75,6 @@ def judge(run_dir, out):
     return {"outcome": outcome, "failure_lines": failures[:40],
             "guest_exit_status": status or None,
             "qemu_returncode": int(qemu_status) if qemu_status.lstrip("-").isdigit() else None}
-
-
-def run_settings(args):
-    """(vcpus, accel, append) from the bundle's QEMU arguments."""
-    def after(flag):
-        return args[args.index(flag) + 1] if flag in args else None
-    accel = after("-accel") or ""
-    return int(after("-smp")), "kvm" if accel.startswith("kvm") else "tcg", after("-append")
 
 
 def check_run(run_dir):
@@ -152,37 +144,26 @@ def import_run(run_dir, results_dir, source=None):
                       f"{host.get('hostname') or 'unknown'}-import")
     for f in ("console.log", "kernel.config"):
         shutil.copy(run_dir / f, out / f)
-    qemu_args = (run_dir / "qemu.args").read_text().splitlines()
-    vcpus, accel, append = run_settings(qemu_args)
+    qemu = qemu_runner.read_bundle_args(run_dir / "qemu.args")
     run = judge(run_dir, out)
-    run.update(accel=accel, vcpus=vcpus, append=append)
+    run.update(accel=qemu["accel"], accel_reason="the bundle's", vcpus=qemu["vcpus"],
+               append=qemu["append"])
     (out / "run.json").write_text(json.dumps(run, indent=1) + "\n")
     (out / "qemu-cmd.json").write_text(json.dumps(
-        ["qemu-system-x86_64", *qemu_args], indent=1) + "\n")
+        ["qemu-system-x86_64", *(run_dir / "qemu.args").read_text().splitlines()],
+        indent=1) + "\n")
     # As make bench writes it (analysis/results.py), without host intervals.
-    parsed = results.parse_run(out / "results.raw", vcpus)
+    parsed = results.parse_run(out / "results.raw", qemu["vcpus"])
     write_atomic(out / "results.json", json.dumps(parsed, indent=1) + "\n")
-    meta = parsed["meta"] or {}
-    outcome = run["outcome"]
-    if outcome == "ok" and parsed["problems"]:
-        outcome = "failed-checks"
+    # The bundle's build, this run's boot (lab/manifest.py), the run's host.
     manifest = {
-        **bundle, "outcome": outcome, "problems": parsed["problems"],
-        "failure_lines": run["failure_lines"],
-        "guest_uname": f"{meta['uname_r']} {meta['uname_v']}" if meta else None,
-        "guest_online_cpus": meta.get("online_cpus"),
-        "sizeof_mutex": meta.get("sizeof_mutex"),
-        "release_window_ns": meta.get("release_window_ns"),
-        "module_params": meta.get("params"),
-        "qemu_command": ["qemu-system-x86_64", *qemu_args],
-        "accel": accel, "accel_reason": "the bundle's", "vcpus": vcpus,
+        **bundle, **run_fields(out), "vcpus": qemu["vcpus"],
         "host": host, "built_on": bundle.get("host"),
         "imported": {"by": socket.gethostname(),
                      **(source or {"kind": "bundle run", "from": str(run_dir.resolve())})},
-        "written_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     write_atomic(out / "manifest.json", json.dumps(manifest, indent=1) + "\n")
-    return out, outcome
+    return out, manifest["outcome"]
 
 
 def main(argv=None):

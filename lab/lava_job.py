@@ -26,6 +26,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "guest"))
+import qemu_runner  # noqa: E402
+
 # The console frames (guest/console_frames.py), as LAVA's monitor regexes.
 # A test case's line must be whole (ending in its newline): the monitor
 # matches while the line is still arriving.
@@ -46,17 +49,11 @@ class NotABundle(Exception):
 
 def qemu_settings(bundle):
     """(append, vcpus, memory MB, accel) of a bundle's qemu.args."""
-    args = (Path(bundle) / "qemu.args").read_text().splitlines()
-
-    def after(flag):
-        if flag not in args:
-            raise NotABundle(f"{bundle}/qemu.args has no {flag}")
-        return args[args.index(flag) + 1]
-    if args.count("-serial") != 1:
+    qemu = qemu_runner.read_bundle_args(Path(bundle) / "qemu.args")
+    if qemu["serial_ports"] != 1:
         raise NotABundle(f"{bundle} gives the guest more than the console: make it "
                          "with RESULTS_CHANNEL=console for a LAVA device")
-    accel = "kvm" if after("-accel").startswith("kvm") else "tcg"
-    return after("-append"), int(after("-smp")), int(after("-m")), accel
+    return qemu["append"], qemu["vcpus"], qemu["mem_mb"], qemu["accel"]
 
 
 def job(bundle, url=None):

@@ -99,7 +99,10 @@ def read_steps(path):
     return steps
 
 
-def build_manifest(out, params):
+def run_fields(out):
+    """What a set's manifest says of its boot(s), from the set's run.json,
+    results.json, verdict.json and qemu-cmd.json: the outcome, the guest,
+    the accelerator. make import writes them too, onto a bundle's manifest."""
     run = load_json(out / "run.json") or {}
     results = load_json(out / "results.json") or {}
     meta = results.get("meta") or {}
@@ -107,31 +110,19 @@ def build_manifest(out, params):
     verdict = load_json(out / "verdict.json")
     if verdict:
         meta = verdict.get("meta") or {}
-    revision, dirty, untracked = lab_state(params["lab_root"], out)
-    config = out / "kernel.config"
     outcome = run.get("outcome", "not-run")
     if outcome == "ok" and results.get("problems"):
         outcome = "failed-checks"
     if verdict:
         outcome = verdict["outcome"]
     return {
-        "variant": params["variant"],
-        "profile": params["profile"],
         "outcome": outcome,
         "problems": results.get("problems", []),
         "failure_lines": run.get("failure_lines", []),
-        "series": [{"name": Path(p).name, "sha256": sha256(p)}
-                   for p in params["patches"]],
-        "series_sha256": params["series_sha256"],
-        "config_fragments": [{"name": str(Path(p).relative_to(params["lab_root"])),
-                              "sha256": sha256(p)}
-                             for p in params["fragments"]],
-        "kernel_config_sha256": sha256(config) if config.exists() else None,
         "guest_uname": (f"{meta['uname_r']} {meta['uname_v']}"
                         if meta else None),
         "guest_online_cpus": meta.get("online_cpus"),
         "sizeof_mutex": meta.get("sizeof_mutex"),
-        "mutex_text_bytes": text_size(params["mutex_object"]),
         # None, not 0, on kernels without the lab's instrumentation.
         "release_window_ns": meta.get("release_window_ns"),
         "lock_events_available": (
@@ -139,20 +130,39 @@ def build_manifest(out, params):
                 for p in results.get("points", [])) if meta else None),
         "module_params": meta.get("params"),
         "verdict": verdict.get("verdict") if verdict else None,
+        "qemu_command": load_json(out / "qemu-cmd.json"),
+        "accel": run.get("accel"),
+        "accel_reason": run.get("accel_reason"),
+        "written_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def build_manifest(out, params):
+    run = load_json(out / "run.json") or {}
+    revision, dirty, untracked = lab_state(params["lab_root"], out)
+    config = out / "kernel.config"
+    return {
+        "variant": params["variant"],
+        "profile": params["profile"],
+        **run_fields(out),
+        "series": [{"name": Path(p).name, "sha256": sha256(p)}
+                   for p in params["patches"]],
+        "series_sha256": params["series_sha256"],
+        "config_fragments": [{"name": str(Path(p).relative_to(params["lab_root"])),
+                              "sha256": sha256(p)}
+                             for p in params["fragments"]],
+        "kernel_config_sha256": sha256(config) if config.exists() else None,
+        "mutex_text_bytes": text_size(params["mutex_object"]),
         "debian_source_version": params["debian_source_version"],
         "lab_revision": revision,
         "lab_dirty": dirty,
         "lab_untracked": untracked,
-        "qemu_command": load_json(out / "qemu-cmd.json"),
-        "accel": run.get("accel"),
-        "accel_reason": run.get("accel_reason"),
         "vcpus": run.get("vcpus", params["parameters"].get("vcpus")),
         "host": host_info(),
         "parameters": params["parameters"],
         "durations_s": {**read_steps(out / "steps.txt"),
                         "guest_wall": run.get("wall_s"),
                         "boot_to_first_result": run.get("boot_to_first_result_s")},
-        "written_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
 
