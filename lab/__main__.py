@@ -5,7 +5,8 @@
 
 Settings come from the environment, as make passes them (make help, or
 lab/settings.toml). Each verb checks them, runs its job and prints, as the
-last line of its standard output, the result set it made. --dry-run (or
+last line of its standard output, what it made: the result set (regress
+prints its report; lava-job the job's file). --dry-run (or
 DRY_RUN=1) checks every setting and prints the plan: what would be built and
 booted, with what, and where the set would go; nothing is built or booted.
 
@@ -16,8 +17,8 @@ booted, with what, and where the set would go; nothing is built or booted.
   verify      the designs' SPIN models                     lab/verify.py
   calibrate   make regress's A/A false alarms and power    lab/calibrate_regress.sh
   bundle      make bench packed for another host           lab/bundle.sh
-  import      RUN, a bundle's run elsewhere or a LAVA job's log, as a set  lab/import_run.py
-  lava-job    a LAVA job that runs BUNDLE on a qemu device  lab/lava_job.py
+  import      RUN (a bundle's run, a LAVA log) as a set      lab/import_run.py
+  lava-job    a LAVA job that runs BUNDLE on a qemu device lab/lava_job.py
   variants    the variants there are
 
 The shell scripts hold the kernel plumbing (trees, builds, boots); the
