@@ -64,8 +64,9 @@ test-host: deps-test
 deps:
 	@lab/deps.sh
 
-# The tests also run a LAVA job with LAVA's own dispatcher.
-deps-test:
+# The tests also run a LAVA job with LAVA's own dispatcher (installed as
+# root; for another user the LAVA tests skip without it).
+deps-test: deps
 	@lab/deps.sh lava
 
 variants:
