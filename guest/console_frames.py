@@ -26,12 +26,15 @@ def unframe(line):
 
 
 def split(lines):
-    """(the results channel's lines, the exit status or "") of a console."""
-    results, status = [], ""
+    """(the results channel's lines, the exit status or "", the kernel's own
+    lines) of a console."""
+    results, status, kernel = [], "", []
     for line in lines:
         frame = unframe(line.rstrip("\r\n"))
-        if frame and frame[0] == "results":
+        if frame is None:
+            kernel.append(line)
+        elif frame[0] == "results":
             results.append(frame[1])
-        elif frame:
+        else:
             status = frame[1]
-    return results, status
+    return results, status, kernel

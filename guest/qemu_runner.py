@@ -141,15 +141,9 @@ class ConsoleChannel:
     def lines(self, console_lines, last=False):
         """(the results lines among console_lines, the others: the
         kernel's). The exit status, when it comes, goes to guest-status."""
-        results, kernel = [], []
-        for line in console_lines:
-            frame = console_frames.unframe(line)
-            if frame is None:
-                kernel.append(line)
-            elif frame[0] == "results":
-                results.append(frame[1])
-            else:
-                (self.out / "guest-status").write_text(frame[1] + "\n")
+        results, status, kernel = console_frames.split(console_lines)
+        if status:
+            (self.out / "guest-status").write_text(status + "\n")
         if results:
             with open(self.out / "results.raw", "a") as f:
                 f.write("".join(f"{line}\n" for line in results))

@@ -60,9 +60,8 @@ def judge(run_dir, out):
     now in out: how it ended, as qemu_runner judges a boot."""
     console = qemu_runner.read_text(run_dir / "console.log").splitlines()
     if not (run_dir / "results.raw").exists():
-        framed, status = console_frames.split(console)
+        framed, status, console = console_frames.split(console)
         (out / "results.raw").write_text("".join(f"{line}\n" for line in framed))
-        console = [line for line in console if console_frames.unframe(line) is None]
     else:
         shutil.copy(run_dir / "results.raw", out / "results.raw")
         status = qemu_runner.read_text(run_dir / "guest-status").strip()

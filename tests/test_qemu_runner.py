@@ -338,7 +338,9 @@ def test_a_framed_console_is_split_into_results_and_status():
     lines = ["[    0.1] Linux version 6.1.0", "mutexlab| KTAP version 1\r",
              "[    2.0] a message cut short mutexlab| ok 1 - x # WARNING: not ours",
              "mutexlab| ", "mutexlab-exit| 0"]
-    results, status = console_frames.split(lines)
+    results, status, kernel = console_frames.split(lines)
     assert results == ["KTAP version 1", "ok 1 - x # WARNING: not ours", ""]
     assert status == "0"
-    assert console_frames.split(["mutexlab|no space", "[ 1.0] ok 1 - x"]) == ([], "")
+    assert kernel == ["[    0.1] Linux version 6.1.0"]
+    assert console_frames.split(["mutexlab|no space", "[ 1.0] ok 1 - x"]) == (
+        [], "", ["mutexlab|no space", "[ 1.0] ok 1 - x"])
