@@ -98,6 +98,74 @@ compile_module() {
 	fi
 }
 
+# A fresh build folder starts as a copy of a built relative's of the same
+# profile when one differs from this tree in no shared header (include/,
+# arch/*/include/): a mutant of owner-field then recompiles mutex.c and
+# relinks, and the unpatched stock kernel what the lab's series touch,
+# instead of the whole kernel (a cold `make test` builds nine). Kbuild
+# decides what to rebuild by mtimes, fixdep's per-option dependencies and
+# the command lines, which name the source tree ".." in every variant.
+# Prints "folder changed-files" of the seed, or nothing.
+find_seed() {
+	local head=$1 candidate built changed count best="" best_count=""
+	for candidate in "$LAB_CACHE"/trees/*/build-"$PROFILE"; do
+		[ "$candidate" != "$OUT" ] || continue
+		[ -f "$candidate/.kernel-key" ] && [ -f "$candidate/arch/x86/boot/bzImage" ] &&
+			built=$(cat "$candidate/.kernel-tree" 2>/dev/null) || continue
+		changed=$(git -C "$TREE" diff --name-only "$built" "$head" 2>/dev/null) || continue
+		grep -qE '^(include|arch/[^/]+/include)/' <<<"$changed" && continue
+		count=$(grep -c . <<<"$changed" || true)
+		if [ -z "$best" ] || [ "$count" -lt "$best_count" ]; then
+			best=$candidate best_count=$count
+		fi
+	done
+	[ -z "$best" ] || printf '%s %s\n' "$best" "$best_count"
+}
+
+# Copies SEED's build folder into $OUT with times that make make rebuild
+# exactly what depends on the files this tree changed: the copied files get
+# time T, every file that differs from the seed's built tree T + 1 s (then
+# in the past: no clock skew), every other source is older than T. A
+# .seeding marker names a copy that did not finish; it is thrown away.
+seed_build() {
+	local seed=$1 seed_tree built stamp_time
+	seed_tree=$(dirname "$seed")
+	built=$(cat "$seed/.kernel-tree")
+	exec 7<"$seed/.lock"
+	flock -s -n 7 || { exec 7<&-; return 1; }
+	touch "$OUT/.seeding"
+	(cd "$seed" && find . -mindepth 1 -maxdepth 1 ! -name '.lock' ! -name '.kernel-*' \
+		! -name '.module-key' ! -name bench-module ! -name '*.log' -print0 |
+		xargs -0 cp -a -t "$OUT")
+	exec 7<&-
+	# objtool's own build (tools/) names its files by absolute path: as
+	# the seed's, its command lines would differ, objtool be rebuilt, and
+	# with it every object, which depends on the objtool binary.
+	grep -rlIZ -- "$seed_tree/" "$OUT/tools" |
+		xargs -0 -r sed -i "s#$seed_tree/#$TREE/#g"
+	stamp_time=$(date +%s)
+	find "$OUT" -exec touch -h -d "@$stamp_time" {} +
+	git -C "$TREE" diff -z --name-only "$built" HEAD |
+		(cd "$TREE" && xargs -0 -r touch -c -d "@$((stamp_time + 1))")
+	sleep 1.1
+	rm -f "$OUT/.seeding"
+}
+
+# A build folder never configured (or a copy cut short) may start from a
+# seed; one that was built keeps its own objects.
+maybe_seed() {
+	local seed
+	if [ -e "$OUT/.seeding" ]; then
+		log "throwing away an unfinished copy in $OUT"
+		find "$OUT" -mindepth 1 -maxdepth 1 ! -name .lock -exec rm -rf {} +
+	fi
+	[ ! -e "$OUT/.config" ] || return 0
+	seed=$(find_seed "$(git -C "$TREE" rev-parse HEAD)")
+	[ -n "$seed" ] || return 0
+	log "starting from ${seed% *} (its tree differs from this one in ${seed#* } file(s))"
+	seed_build "${seed% *}" || log "${seed% *} is being built; building from scratch"
+}
+
 kernel_key() {
 	local -a fragments
 	mapfile -t fragments < <(config_fragments "$VARIANT" "$PROFILE")
@@ -130,11 +198,15 @@ main() {
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$key" ] && [ -f "$OUT/arch/x86/boot/bzImage" ]; then
 		log "kernel for $VARIANT/$PROFILE is up to date"
 	else
-		rm -f "$stamp" "$OUT/.module-key"
+		rm -f "$stamp" "$OUT/.module-key" "$OUT/.kernel-tree"
+		maybe_seed
 		configure
 		compile_kernel
 		printf '%s\n' "$key" >"$stamp"
 	fi
+	# The commit it was built from, for find_seed: the key fixes the series,
+	# and tree.sh's commits are reproducible, so an older build's is HEAD.
+	[ -f "$OUT/.kernel-tree" ] || git -C "$TREE" rev-parse HEAD >"$OUT/.kernel-tree"
 
 	local module_key module_stamp="$OUT/.module-key"
 	module_key=$({ echo "$key"; hash_files "$LAB_ROOT"/bench-module/*.[ch] "$LAB_ROOT"/bench-module/Kbuild; } | sha256sum | cut -d' ' -f1)

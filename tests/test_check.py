@@ -3,8 +3,11 @@
 each is seen to fail on a mutant built to break what it checks.
 
 Builds four check-profile kernels (owner-field and three mutants of
-tests/mutants, the last on count-only; minutes each on a cold cache, the
-mutants mostly from ccache) and boots each a few times.
+tests/mutants, the last on count-only; minutes for owner-field on a cold
+cache, each mutant a copy of its base's build folder that recompiles what
+the mutant changed: lab/build.sh's seeds, test_designs.py running first)
+and boots each a few times. A mutant built with its base's objects would
+pass the check it must fail.
 free_article has no mutant of its own: owner-field is one (see below).
 """
 import json
