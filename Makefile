@@ -89,3 +89,5 @@ help:
 	@$(PYTHON) lab/settings.py help regress
 	@echo 'Settings of make verify (VARIANTS default: owner-field legacy tri-state count-only):'
 	@$(PYTHON) lab/settings.py help verify
+	@echo "Settings of make calibrate, besides make bench's:"
+	@$(PYTHON) lab/settings.py help calibrate --besides bench

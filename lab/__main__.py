@@ -91,16 +91,16 @@ def script(name):
     return lambda values, dry_run: [str(LAB_ROOT / "lab" / name)]
 
 
-# verb: (its job in lab/settings.toml, command(settings, dry_run), whether
-# the job names its set in RESULT_SET_FILE); a job without a set prints only
-# its own output.
+# verb: (its job in lab/settings.toml, or a tuple of jobs, command(settings,
+# dry_run), whether the job names its set in RESULT_SET_FILE); a job
+# without a set prints only its own output.
 VERBS = {
     "bench": ("bench", script("bench.sh"), True),
     "check": ("check", script("check.sh"), True),
     "compare": ("compare", script("compare.sh"), True),
     "regress": ("regress", regress_command, False),
     "verify": ("verify", verify_command, True),
-    "calibrate": ("bench", script("calibrate_regress.sh"), True),
+    "calibrate": (("calibrate", "bench"), script("calibrate_regress.sh"), True),
     "bundle": ("bench", script("bundle.sh"), True),
     "import": ("import", import_command, False),
     "lava-job": ("lava-job", lava_job_command, False),
@@ -116,7 +116,11 @@ def run(verb, dry_run):
     if dry_run:
         env["DRY_RUN"] = "1"
     try:
-        values = settings.resolve(job, env) if job else {}
+        # A job of several (calibrate boots make bench): each one's
+        # settings are checked, the first job's values win.
+        values = {}
+        for one in (job if isinstance(job, tuple) else (job,) if job else ()):
+            values = {**settings.resolve(one, env), **values}
         command = command_of(values, dry_run)
     except settings.SettingsError as e:
         print(f"mutexlab: error: {e}", file=sys.stderr)

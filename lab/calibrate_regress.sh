@@ -3,7 +3,7 @@
 # Usage: [BASE=owner-field] [NEW=variant] [BASE_VARIANTS_DIR=dir] \
 #        [NEW_VARIANTS_DIR=dir] [PAIRS=5] \
 #        [SETS_PER_SIDE=3] [BASE_APPEND=...] [NEW_APPEND=...] \
-#        lab/calibrate_regress.sh
+#        lab/calibrate_regress.sh   (make calibrate; defaults: lab/settings.toml)
 # Runs BASE and NEW in turn (bench settings as for make bench), SETS_PER_SIDE
 # boots each per comparison, PAIRS comparisons, and asks analysis/regress.py
 # about each, the boots of the two sides paired in the order they ran. With
@@ -16,17 +16,13 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-BASE=${BASE:-owner-field}
+# BASE, NEW, PAIRS, SETS_PER_SIDE, the appends: lab/settings.toml's
+# calibrate job, checked there; each boot is a make bench (bench's settings).
+load_settings calibrate
 NEW=${NEW:-$BASE}
 BASE_VARIANTS_DIR=${BASE_VARIANTS_DIR:-$VARIANTS_DIR}
 NEW_VARIANTS_DIR=${NEW_VARIANTS_DIR:-$VARIANTS_DIR}
-BASE_APPEND=${BASE_APPEND:-}
-NEW_APPEND=${NEW_APPEND:-}
-PAIRS=${PAIRS:-5}
-# A boot is the unit: one per side would leave the noise unknown.
-SETS_PER_SIDE=${SETS_PER_SIDE:-3}
-RESULTS_DIR=${RESULTS_DIR:-$(setting_default RESULTS_DIR bench)}
-export RESULTS_DIR PLOTS=0 CROSSCHECK=0
+export PLOTS=0 CROSSCHECK=0
 
 # Prints the new set of one run. Called in $(...), which does not inherit
 # errexit: a failed run must say so itself, or nothing would be counted
@@ -42,9 +38,6 @@ run_one() {
 
 main() {
 	local pair side base_sets new_sets out status
-	[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive count, got '$PAIRS'"
-	[[ "$SETS_PER_SIDE" =~ ^([2-9]|[1-9][0-9]+)$ ]] ||
-		die "SETS_PER_SIDE must be a count of 2 or more boots, got '$SETS_PER_SIDE'"
 	if [ "${DRY_RUN:-0}" = 1 ]; then
 		printf 'plan: calibrate: %s comparison(s) of %s against %s, %s boot(s) a side each (dry run: nothing built or booted)\n' \
 			"$PAIRS" "$NEW" "$BASE" "$SETS_PER_SIDE"

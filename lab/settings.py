@@ -30,7 +30,7 @@ import catalog
 LAB_ROOT = Path(__file__).resolve().parent.parent
 TABLE = Path(__file__).resolve().with_name("settings.toml")
 JOBS = ("bench", "check", "build", "compare", "regress", "verify", "import",
-        "lava-job")
+        "lava-job", "calibrate")
 TYPES = ("count", "counts", "flag", "choice", "power_of_two", "workloads",
          "checks", "text", "checked")
 DESTINATIONS = ("module", "qemu", "build", "host")

@@ -297,6 +297,9 @@ def test_a_regress_dry_run_names_the_sets_it_would_compare(tmp_path):
     ("regress", {}, "make regress needs BASE="),
     ("verify", {"VARIANTS": "bogus"}, "no model for bogus"),
     ("calibrate", {"NEW": "bogus"}, "unknown VARIANT 'bogus'"),
+    ("calibrate", {"SETS_PER_SIDE": "1"}, "SETS_PER_SIDE must be an integer from 2"),
+    ("calibrate", {"PAIRS": "0"}, "PAIRS must be an integer from 1"),
+    ("calibrate", {"REPS": "x"}, "REPS must be an integer"),
 ])
 def test_a_dry_run_refuses_bad_input(tmp_path, target, settings, message):
     r = run_make(target, tmp_path, DRY_RUN=1, **settings)
