@@ -3,11 +3,13 @@
 """A/A calibration of make regress from boots that already ran.
 
 Usage: analysis/aa_calibration.py [--per-side K] [--threshold PCT]
-                                  [--alpha A] [--json FILE] SET...
+                                  [--alpha A] [--sample N] [--json FILE] SET...
 SETs are result set folders (one boot each); they are grouped by variant.
 Every split of a variant's boots into two disjoint groups of K (default 2)
 is one A/A comparison, judged exactly as make regress judges (boots paired
-in start order, Holm over the rows): any flag is a false alarm. Prints the
+in start order, Holm over the rows): any flag is a false alarm. Where a
+variant has more such splits than --sample (default 500), that many are
+drawn at random (a fixed seed: the same boots give the same answer). Prints the
 family-wise false-alarm rate (comparisons that flagged anything) and the
 median minimum detectable effect per row kind.
 
@@ -18,6 +20,8 @@ A/A comparisons, lab/calibrate_regress.sh runs new boots for each.
 import argparse
 import itertools
 import json
+import math
+import random
 import statistics
 import sys
 from pathlib import Path
@@ -39,13 +43,34 @@ def splits(boots, per_side):
                 yield list(base), list(new)
 
 
+def sampled_splits(boots, per_side, count, seed=0):
+    """At most count distinct splits: all of them when there are no more,
+    else count drawn at random, each boot equally likely on either side."""
+    n = len(boots)
+    if n < 2 * per_side:
+        return []
+    total = math.comb(n, per_side) * math.comb(n - per_side, per_side) // 2
+    if total <= count:
+        return list(splits(boots, per_side))
+    rng = random.Random(seed)
+    seen, drawn = set(), []
+    while len(drawn) < count:
+        picked = rng.sample(boots, 2 * per_side)
+        base, new = sorted(picked[:per_side]), sorted(picked[per_side:])
+        key = frozenset((tuple(base), tuple(new)))
+        if key not in seen:
+            seen.add(key)
+            drawn.append((base, new))
+    return drawn
+
+
 def row_kind(row):
     where = ("uncontended" if row["series"] == "uncontended"
              else f"{row['threads']} thread(s)")
     return f"{row['metric']}, {where}"
 
 
-def calibrate(set_dirs, per_side=2, threshold=0.05, alpha=0.05):
+def calibrate(set_dirs, per_side=2, threshold=0.05, alpha=0.05, sample=500):
     by_variant = {}
     for d in sorted(map(Path, set_dirs), key=lambda d: d.name):
         results, manifest = load_bench_set(d)
@@ -54,7 +79,7 @@ def calibrate(set_dirs, per_side=2, threshold=0.05, alpha=0.05):
     comparisons = []
     for variant, boots in sorted(by_variant.items()):
         indexed = list(range(len(boots)))
-        for base, new in splits(indexed, per_side):
+        for base, new in sampled_splits(indexed, per_side, sample):
             rows = regress.compare([boots[i] for i in base], [boots[i] for i in new],
                                    True, tuple(regress.METRICS), threshold, alpha)
             comparisons.append({"variant": variant, "base": base, "new": new,
@@ -91,13 +116,17 @@ def main(argv):
     parser.add_argument("--per-side", type=int, default=2)
     parser.add_argument("--threshold", type=regress.percent, default=5.0)
     parser.add_argument("--alpha", type=regress.probability, default=0.05)
+    parser.add_argument("--sample", type=int, default=500,
+                        help="at most this many splits per variant (drawn at random)")
     parser.add_argument("--json", help="also write every comparison here")
     args = parser.parse_args(argv[1:])
     if args.per_side < 2:
         parser.error("--per-side must be 2 or more: one boot leaves the noise unknown")
+    if args.sample < 1:
+        parser.error("--sample must be 1 or more")
     try:
         comparisons = calibrate(args.sets, args.per_side, args.threshold / 100,
-                                args.alpha)
+                                args.alpha, args.sample)
     except (BadSet, ValueError) as e:
         print(f"aa_calibration: {e}", file=sys.stderr)
         return 2

@@ -373,7 +373,9 @@ def plan(base_spec, new_spec, results_dir, rounds_file, metrics, threshold,
 def tally(report_dir):
     """Flags over the JSON reports in a folder: how many comparisons
     flagged anything (the family-wise rate, the figure an A/A run is
-    judged by), then rows per metric, and the median detectable effect."""
+    judged by), then rows per metric, and the median detectable effect;
+    then each row: in how many comparisons it was flagged (a slowdown's
+    power there), its median change and median detectable effect."""
     reports = [json.loads(f.read_text()) for f in sorted(Path(report_dir).glob("*.json"))]
     rows = [r for report in reports for r in report["rows"]]
     flagged = sum(report["regressions"] > 0 for report in reports)
@@ -386,6 +388,17 @@ def tally(report_dir):
             mde = f", median MDE {fmt_mde(statistics.median(mdes))}" if mdes else ""
             lines.append(f"  {metric}: {sum(r['regression'] for r in sub)} of "
                          f"{len(sub)}{mde}")
+    by_row = {}
+    for r in rows:
+        by_row.setdefault((r["series"], r["threads"], r["metric"]), []).append(r)
+    lines.append("rows: flagged in, median change, median MDE")
+    for (series, threads, metric), same in by_row.items():
+        mdes = [r["mde"] for r in same if r.get("mde") is not None]
+        change = fmt_pct(statistics.median(r["change"] for r in same)).strip()
+        mde = fmt_mde(statistics.median(mdes)) if mdes else "-"
+        lines.append(f"  {series} {threads} {metric}: "
+                     f"{sum(r['regression'] for r in same)} of {len(same)}, "
+                     f"{change}, MDE {mde}")
     return "\n".join(lines)
 
 

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Usage: [BASE=owner-field] [NEW=variant] [BASE_VARIANTS_DIR=dir] \
 #        [NEW_VARIANTS_DIR=dir] [PAIRS=5] \
-#        [SETS_PER_SIDE=3] [BASE_APPEND=...] [NEW_APPEND=...] \
+#        [SETS_PER_SIDE=3] [BASE_APPEND=...] [NEW_APPEND=...] [THRESHOLD=5] \
 #        lab/calibrate_regress.sh   (make calibrate; defaults: lab/settings.toml)
 # Runs BASE and NEW in turn (bench settings as for make bench), SETS_PER_SIDE
 # boots each per comparison, PAIRS comparisons, and asks analysis/regress.py
-# about each, the boots of the two sides paired in the order they ran. With
+# about each (at THRESHOLD percent), the boots of the two sides paired in the
+# order they ran. With
 # NEW unset (NEW=BASE) it is an A/A test: every comparison that flags
 # anything is a family-wise false alarm. With NEW a slowed mutant
 # (NEW=slow-lock NEW_VARIANTS_DIR=tests/mutants) it shows what is caught.
@@ -16,7 +17,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-# BASE, NEW, PAIRS, SETS_PER_SIDE, the appends: lab/settings.toml's
+# BASE, NEW, PAIRS, SETS_PER_SIDE, the appends, THRESHOLD: lab/settings.toml's
 # calibrate job, checked there; each boot is a make bench (bench's settings).
 load_settings calibrate
 NEW=${NEW:-$BASE}
@@ -39,8 +40,8 @@ run_one() {
 main() {
 	local pair side base_sets new_sets out status
 	if [ "${DRY_RUN:-0}" = 1 ]; then
-		printf 'plan: calibrate: %s comparison(s) of %s against %s, %s boot(s) a side each (dry run: nothing built or booted)\n' \
-			"$PAIRS" "$NEW" "$BASE" "$SETS_PER_SIDE"
+		printf 'plan: calibrate: %s comparison(s) of %s against %s, %s boot(s) a side each, threshold %s%% (dry run: nothing built or booted)\n' \
+			"$PAIRS" "$NEW" "$BASE" "$SETS_PER_SIDE" "$THRESHOLD"
 		VARIANT=$BASE VARIANTS_DIR=$BASE_VARIANTS_DIR GUEST_APPEND=$BASE_APPEND \
 			"$LAB_ROOT/lab/bench.sh" | sed 's/^/  base /'
 		VARIANT=$NEW VARIANTS_DIR=$NEW_VARIANTS_DIR GUEST_APPEND=$NEW_APPEND \
@@ -56,8 +57,8 @@ main() {
 			new_sets+="${new_sets:+,}$(run_one "$NEW" "$NEW_VARIANTS_DIR" "$NEW_APPEND")"
 		done
 		status=0
-		"$PYTHON" "$LAB_ROOT/analysis/regress.py" --json "$out/pair$pair.json" \
-			"$base_sets" "$new_sets" >"$out/pair$pair.txt" || status=$?
+		"$PYTHON" "$LAB_ROOT/analysis/regress.py" --threshold "$THRESHOLD" \
+			--json "$out/pair$pair.json" "$base_sets" "$new_sets" >"$out/pair$pair.txt" || status=$?
 		[ "$status" -le 1 ] || die "regress failed on comparison $pair; see $out/pair$pair.txt"
 		cat "$out/pair$pair.txt"
 	done

@@ -31,11 +31,14 @@ LAB_ROOT = Path(__file__).resolve().parent.parent
 TABLE = Path(__file__).resolve().with_name("settings.toml")
 JOBS = ("bench", "check", "build", "compare", "regress", "verify", "import",
         "lava-job", "calibrate")
-TYPES = ("count", "counts", "flag", "choice", "power_of_two", "workloads",
-         "checks", "text", "checked")
+TYPES = ("count", "counts", "flag", "choice", "power_of_two", "percent",
+         "workloads", "checks", "text", "checked")
 DESTINATIONS = ("module", "qemu", "build", "host")
 # Digits only, and few enough that a huge value is refused, not overflowed.
 COUNT = re.compile(r"[0-9]{1,9}")
+# A percentage >= 0 in plain decimals: no sign, exponent, inf or nan (nan
+# compares false with every change and would hide every regression).
+PERCENT = re.compile(r"[0-9]{1,3}(\.[0-9]{1,6})?")
 
 
 class SettingsError(ValueError):
@@ -81,6 +84,9 @@ class Setting:
             for item in items:
                 if not COUNT.fullmatch(item) or not self.min <= int(item) <= self.max:
                     return f"{self.name}: '{item}' is not an integer {rng} (in '{value}')"
+        elif self.type == "percent":
+            if not PERCENT.fullmatch(value) or not self.min <= float(value) <= self.max:
+                return f"{self.name} must be a percentage {rng}, got '{value}'"
         elif self.type == "flag" and value not in ("0", "1"):
             return f"{self.name} takes 0 or 1, got '{value}'"
         elif self.type == "choice" and value not in self.choices:

@@ -32,3 +32,18 @@ def test_boots_of_one_design_split_into_comparisons(tmp_path, capsys):
     assert "MDE throughput, 2 thread(s)" in out
     assert len(json.loads((tmp_path / "aa.json").read_text())) == 48
     assert aa_calibration.main(["aa", str(sets[0])]) == 2
+
+
+def test_too_many_splits_are_sampled_distinct_and_disjoint():
+    boots = list(range(12))
+    # C(12,4) * C(8,4) / 2 = 17325 splits: 40 drawn, none twice.
+    drawn = aa_calibration.sampled_splits(boots, 4, 40)
+    assert len(drawn) == 40
+    assert len({frozenset((tuple(b), tuple(n))) for b, n in drawn}) == 40
+    for base, new in drawn:
+        assert len(base) == len(new) == 4 and not set(base) & set(new)
+        assert base == sorted(base) and new == sorted(new)
+    # The same boots give the same draw; few enough splits are all taken.
+    assert drawn == aa_calibration.sampled_splits(boots, 4, 40)
+    assert len(aa_calibration.sampled_splits(list(range(5)), 2, 40)) == 15
+    assert aa_calibration.sampled_splits(list(range(5)), 3, 40) == []

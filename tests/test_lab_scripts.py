@@ -300,6 +300,10 @@ def test_a_regress_dry_run_names_the_sets_it_would_compare(tmp_path):
     ("calibrate", {"SETS_PER_SIDE": "1"}, "SETS_PER_SIDE must be an integer from 2"),
     ("calibrate", {"PAIRS": "0"}, "PAIRS must be an integer from 1"),
     ("calibrate", {"REPS": "x"}, "REPS must be an integer"),
+    # nan compares false with every change: no row could ever be flagged.
+    ("calibrate", {"THRESHOLD": "nan"}, "THRESHOLD must be a percentage from 0"),
+    ("regress", {"BASE": "a", "NEW": "a", "THRESHOLD": "-3"},
+     "THRESHOLD must be a percentage from 0"),
 ])
 def test_a_dry_run_refuses_bad_input(tmp_path, target, settings, message):
     r = run_make(target, tmp_path, DRY_RUN=1, **settings)

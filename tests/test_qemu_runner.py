@@ -268,18 +268,18 @@ def test_kvm_that_runs_a_boot_sector_but_not_linux_means_tcg(tmp_path, monkeypat
     """Some hosts run the probe's boot sector under KVM while a Linux kernel
     prints nothing there for ever: every boot then hung to the watchdog."""
     monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-kernel-silent")
-    monkeypatch.setattr(qemu_runner, "KVM_KERNEL_PROBE_S", 1.0)
+    monkeypatch.setattr(accel, "KVM_KERNEL_PROBE_S", 1.0)
     kernel = tmp_path / "bzImage"
     kernel.write_bytes(b"kernel one")
-    accel, reason = accel.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
-    assert accel == "tcg" and "printed nothing under KVM" in reason
+    chosen, reason = accel.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
+    assert chosen == "tcg" and "printed nothing under KVM" in reason
     # Cached for this boot and kernel; a new kernel is probed again.
     assert "cached this boot" in accel.choose_accel(
         "auto", FAKE_QEMU, tmp_path, kernel, "initrd")[1]
     kernel.write_bytes(b"kernel two")
     monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-ok")
-    accel, reason = accel.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
-    assert accel == "kvm" and "first line under KVM" in reason
+    chosen, reason = accel.choose_accel("auto", FAKE_QEMU, tmp_path, kernel, "initrd")
+    assert chosen == "kvm" and "first line under KVM" in reason
     with pytest.raises(SystemExit, match="ACCEL=kvm requested but"):
         monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-kernel-silent")
         kernel.write_bytes(b"kernel three")
@@ -288,7 +288,7 @@ def test_kvm_that_runs_a_boot_sector_but_not_linux_means_tcg(tmp_path, monkeypat
 
 @needs_kvm_node
 def test_a_run_on_half_working_kvm_completes_under_tcg_and_says_why(tmp_path, monkeypatch):
-    monkeypatch.setattr(qemu_runner, "KVM_KERNEL_PROBE_S", 1.0)
+    monkeypatch.setattr(accel, "KVM_KERNEL_PROBE_S", 1.0)
     monkeypatch.setenv("FAKE_QEMU_SCENARIO", "kvm-kernel-silent")
     (tmp_path / "bzImage").write_bytes(b"kernel")
     status = qemu_runner.main([

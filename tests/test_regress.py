@@ -261,7 +261,14 @@ def test_tally_counts_flags_per_metric(tmp_path, capsys):
     assert regress.main(["regress", "--tally", str(reports)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "1 of 2 comparisons flagged a regression", "1 of 8 rows flagged",
-        "  throughput: 1 of 4, median MDE 5.9%", "  latency_p99: 0 of 4"]
+        "  throughput: 1 of 4, median MDE 5.9%", "  latency_p99: 0 of 4",
+        "rows: flagged in, median change, median MDE",
+        "  contended/C50/W0/unpinned 1 throughput: 0 of 2, -0.1%, MDE 5.9%",
+        "  contended/C50/W0/unpinned 1 latency_p99: 0 of 2, +0.0%, MDE -",
+        # The 10% slower row: flagged in the one comparison of the two
+        # that had it (the median of about -10% and 0%).
+        "  contended/C50/W0/unpinned 2 throughput: 1 of 2, -5.1%, MDE 5.9%",
+        "  contended/C50/W0/unpinned 2 latency_p99: 0 of 2, +0.0%, MDE -"]
 
 
 def test_the_sets_of_a_side_must_be_measured_alike(tmp_path):
