@@ -370,6 +370,13 @@ def plan(base_spec, new_spec, results_dir, rounds_file, metrics, threshold,
     return "\n".join(lines)
 
 
+def median_mde(rows):
+    """The median detectable effect of rows, formatted; None when no row
+    had one (too few boots)."""
+    mdes = [r["mde"] for r in rows if r.get("mde") is not None]
+    return fmt_mde(statistics.median(mdes)) if mdes else None
+
+
 def tally(report_dir):
     """Flags over the JSON reports in a folder: how many comparisons
     flagged anything (the family-wise rate, the figure an A/A run is
@@ -384,8 +391,8 @@ def tally(report_dir):
     for metric in METRICS:
         sub = [r for r in rows if r["metric"] == metric]
         if sub:
-            mdes = [r["mde"] for r in sub if r.get("mde") is not None]
-            mde = f", median MDE {fmt_mde(statistics.median(mdes))}" if mdes else ""
+            mde = median_mde(sub)
+            mde = f", median MDE {mde}" if mde else ""
             lines.append(f"  {metric}: {sum(r['regression'] for r in sub)} of "
                          f"{len(sub)}{mde}")
     by_row = {}
@@ -393,9 +400,8 @@ def tally(report_dir):
         by_row.setdefault((r["series"], r["threads"], r["metric"]), []).append(r)
     lines.append("rows: flagged in, median change, median MDE")
     for (series, threads, metric), same in by_row.items():
-        mdes = [r["mde"] for r in same if r.get("mde") is not None]
         change = fmt_pct(statistics.median(r["change"] for r in same)).strip()
-        mde = fmt_mde(statistics.median(mdes)) if mdes else "-"
+        mde = median_mde(same) or "-"
         lines.append(f"  {series} {threads} {metric}: "
                      f"{sum(r['regression'] for r in same)} of {len(same)}, "
                      f"{change}, MDE {mde}")

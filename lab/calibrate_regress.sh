@@ -7,10 +7,10 @@
 # Runs BASE and NEW in turn (bench settings as for make bench), SETS_PER_SIDE
 # boots each per comparison, PAIRS comparisons, and asks analysis/regress.py
 # about each (at THRESHOLD percent), the boots of the two sides paired in the
-# order they ran. With
-# NEW unset (NEW=BASE) it is an A/A test: every comparison that flags
-# anything is a family-wise false alarm. With NEW a slowed mutant
-# (NEW=slow-lock NEW_VARIANTS_DIR=tests/mutants) it shows what is caught.
+# order they ran. With NEW unset (NEW=BASE) it is an A/A test: every
+# comparison that flags anything is a family-wise false alarm. With NEW a
+# slowed mutant (NEW=slow-lock NEW_VARIANTS_DIR=tests/mutants) it shows
+# what is caught.
 # BASE_APPEND and NEW_APPEND go on each side's kernel command line: with
 # BASE=NEW=slow-lock, NEW_APPEND=mutex.test_delay_loops=N slows one kernel
 # by a chosen amount, so that only the boot parameter differs.
