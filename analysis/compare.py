@@ -208,7 +208,7 @@ def against_baseline(variants, baseline, threshold=0.05, alpha=0.05):
 
 
 def boot_table(variant, baseline, rows, disturbed):
-    tested = sum(r["p_value"] is not None for r in rows)
+    tested = regress.family_size(rows)
     lines = [f"### {variant} against {baseline}", "",
              f"{rows[0]['boots'][0]} against {rows[0]['boots'][1]} boots"
              f"{', paired by round' if rows[0]['paired'] else ', unpaired'}; "

@@ -25,7 +25,7 @@ MIN_ROUNDS = 5
 
 def per_point_medians(result_dir, metric="throughput"):
     """{(series, threads): median over the set's repetitions}."""
-    read, _ = METRICS[metric]
+    read = METRICS[metric].read
     points = json.loads((Path(result_dir) / "results.json").read_text())["points"]
     by_key = {}
     for p in points:

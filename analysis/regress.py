@@ -18,8 +18,11 @@ Every row takes one estimate per boot (the median of its repetitions; the
 fastest for one thread alone, see estimator()) and
 compares the boots (analysis/stats.py): the change of the geometric mean,
 its 95% interval, a t test on the logs and an exact permutation test beside
-it, Holm's adjustment over all rows, and the minimum detectable effect (80%
-power at alpha / rows, Holm's strictest level). A regression is a change
+it. Throughput is judged by the t test, p99 by the exact test (METRICS);
+Holm's adjustment runs over the rows whose test can reach its level
+(Tarone's rule: p99 needs 8 to 12 pairs, by the rows), and each judged row gets
+its minimum detectable effect (80% power at alpha / rows judged, Holm's
+strictest level). A regression is a change
 for the worse beyond the threshold (default 5%) whose Holm-adjusted p is
 below alpha (default 0.05): beyond both the practical threshold and the
 noise. Exit status 1 if there is one, 2 on bad input, 3 when no row could be
@@ -27,6 +30,7 @@ judged (fewer than 2 boots on a side).
 --tally counts the flags in the JSON reports in DIR (lab/calibrate_regress.sh).
 """
 import argparse
+import collections
 import json
 import math
 import os
@@ -45,10 +49,15 @@ import confirm  # noqa: E402
 LAB_ROOT = Path(__file__).resolve().parent.parent
 MIN_BOOTS = 2
 EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOT_JUDGED = 1, 2, 3
-# name: (how to read it from a point, True if higher is better)
+# read: how to read it from a point; test: which p judges it, the t test's
+# or the exact permutation test's (a boot's p99 is heavy-tailed: in an A/A
+# run on 2026-12-06, 12 of 16 false alarms at 4 boots a side were p99 rows
+# that the t test at 3 degrees of freedom put far out in its tail, where
+# the exact test of 4 pairs cannot go below 0.125).
+Metric = collections.namedtuple("Metric", "read higher_is_better test")
 METRICS = {
-    "throughput": (lambda p: p["per_sec"], True),
-    "latency_p99": (lambda p: percentile(p, "p99"), False),
+    "throughput": Metric(lambda p: p["per_sec"], True, "p_value"),
+    "latency_p99": Metric(lambda p: percentile(p, "p99"), False, "p_exact"),
 }
 
 
@@ -123,8 +132,8 @@ def boot_estimates(points):
     for p in points:
         if is_disturbed(p):
             continue
-        for metric, (read, _) in METRICS.items():
-            value = read(p)
+        for metric, spec in METRICS.items():
+            value = spec.read(p)
             if value is None:
                 continue
             reps.setdefault((series_of(p), p["threads"], metric), []).append(value)
@@ -171,34 +180,72 @@ def compare(base_boots, new_boots, paired, metrics, threshold, alpha):
         row = {"series": series, "threads": threads, "metric": metric,
                "base": math.exp(statistics.fmean(map(math.log, b))),
                "new": math.exp(statistics.fmean(map(math.log, n))),
-               "higher_is_better": METRICS[metric][1]}
+               "higher_is_better": METRICS[metric].higher_is_better}
         row.update(stats.boot_comparison(b, n, paired))
         rows.append(row)
     judge(rows, threshold, alpha)
     return rows
 
 
+def smallest_p(row):
+    """The smallest p a row's test could give, from its boot counts alone:
+    none for a row without two boots a side, 0 for a t test, the exact
+    test's floor for a row judged by the exact test."""
+    if row["p_value"] is None:
+        return math.inf
+    if METRICS[row["metric"]].test == "p_value":
+        return 0.0
+    return stats.smallest_exact_p(row["boots"], row["paired"])
+
+
 def judge(rows, threshold, alpha):
-    """Holm over the rows that could be tested; a regression is worse than
-    the threshold and significant after the adjustment."""
-    reject, adjusted = stats.holm([r["p_value"] for r in rows], alpha)
-    tested = sum(r["p_value"] is not None for r in rows)
-    row_alpha = alpha / max(tested, 1)
-    for r, rejected, p_holm in zip(rows, reject, adjusted):
+    """Holm over the family: the rows whose test can reach its level
+    (stats.tarone_family); a regression is worse than the threshold and
+    significant after the adjustment. A row outside the family is shown,
+    its p too, but not judged."""
+    family = set(stats.tarone_family([smallest_p(r) for r in rows], alpha))
+    reject, adjusted = stats.holm(
+        [r[METRICS[r["metric"]].test] if i in family else None
+         for i, r in enumerate(rows)], alpha)
+    row_alpha = alpha / max(len(family), 1)
+    for i, (r, rejected, p_holm) in enumerate(zip(rows, reject, adjusted)):
         worse = -r["change"] if r["higher_is_better"] else r["change"]
+        r["judged"] = i in family
         with warnings.catch_warnings():
             # Tiny alphas at 1-2 degrees of freedom trip SciPy's noncentral t.
             warnings.simplefilter("ignore", RuntimeWarning)
-            r["mde"] = stats.mde(r, row_alpha)
+            r["mde"] = stats.mde(r, row_alpha) if r["judged"] else None
         r["p_holm"] = p_holm
         r["regression"] = bool(rejected and worse > threshold)
         r["verdict"] = ("REGRESSION" if r["regression"]
-                        else "no verdict" if p_holm is None
+                        else "no verdict" if r["p_value"] is None
+                        else "not judged" if not r["judged"]
                         else "noise" if worse > threshold
                         else "")
 
 
-def warnings_for(rows, base_settings, new_settings, threshold):
+def family_size(rows):
+    """How many rows a comparison judged (Holm's family)."""
+    return sum(r["judged"] for r in rows)
+
+
+def unjudged_note(rows, alpha):
+    """Why rows with a p are outside the family, and how many paired boots
+    would bring them all in; None when every such row was judged."""
+    unjudged = [r for r in rows if r["p_value"] is not None and not r["judged"]]
+    if not unjudged:
+        return None
+    metrics = ", ".join(sorted({r["metric"] for r in unjudged}))
+    note = (f"{len(unjudged)} row(s) not judged ({metrics}): their exact test "
+            f"cannot reach alpha/{max(family_size(rows), 1)} with these boots")
+    if unjudged[0]["paired"]:
+        # 2 / 2**n <= alpha / (the family with them all in it)
+        everyone = family_size(rows) + len(unjudged)
+        note += f"; they can from {math.ceil(math.log2(2 * everyone / alpha))} pairs"
+    return note
+
+
+def warnings_for(rows, base_settings, new_settings, threshold, alpha):
     out = []
     differ = [k for k in COMPARABLE if base_settings[k] != new_settings[k]]
     if differ:
@@ -210,6 +257,9 @@ def warnings_for(rows, base_settings, new_settings, threshold):
                    "boot-to-boot noise is unknown and no row can be judged; "
                    "give each side 2 or more sets (VARIANT:N, or --rounds "
                    "with lab/interleave.sh's rounds)")
+    unjudged = unjudged_note(rows, alpha)
+    if unjudged:
+        out.append(unjudged)
     blind = [r for r in rows if r["mde"] is not None and r["mde"] > threshold]
     if blind:
         out.append(f"{len(blind)} of {len(rows)} rows could not have detected "
@@ -328,9 +378,9 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
                          "host-load.json in the sets): rerun on a quiet host")
     if not rows:
         raise InputError("the two sides share no series and thread count")
-    tested = sum(r["p_value"] is not None for r in rows)
+    tested = family_size(rows)
     notes = mixed + warnings_for(rows, settings(base_manifest),
-                                 settings(new_manifest), threshold)
+                                 settings(new_manifest), threshold, alpha)
     if base_thin + new_thin:
         notes.append(f"{base_thin + new_thin} point(s) timed fewer than 1000 "
                      "acquisitions: their p99 is left out (a longer "

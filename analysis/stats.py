@@ -15,10 +15,12 @@ is a ratio and boot-to-boot noise is close to symmetric:
   (sign flips, or all relabellings), which needs no normality and handles
   ties; it is the p-value where the t statistic is undefined (all
   log-ratios equal);
-- Holm's step-down over all rows of one comparison (family-wise error,
-  whatever the dependence between rows, which share boots);
+- Holm's step-down over the rows of one comparison (family-wise error,
+  whatever the dependence between rows, which share boots), the family
+  chosen by Tarone's rule: a row whose test cannot give a p small enough
+  (an exact test with few boots) is left out and spends none of alpha;
 - the minimum detectable effect: the ratio a row would flag with 80%
-  power at the strictest level Holm applies (alpha / rows).
+  power at the strictest level Holm applies (alpha / rows judged).
 SciPy and statsmodels (Debian's python3-scipy, python3-statsmodels) do the
 arithmetic.
 """
@@ -43,13 +45,27 @@ def _change(log_ratio):
     return math.expm1(log_ratio)
 
 
+def _arrangements(boots, paired):
+    """How many ways the permutation test relabels boots [base, new]:
+    sign flips of the pairs, or splits of all boots into the two sides."""
+    m, n = boots
+    return 2 ** m if paired else math.comb(m + n, m)
+
+
+def smallest_exact_p(boots, paired):
+    """The smallest two-sided p the permutation test can give with these
+    boot counts, whatever they measured: the observed arrangement and its
+    mirror image over all arrangements (or over the resamples plus the
+    observed one, where they are sampled)."""
+    return 2 / min(_arrangements(boots, paired), EXACT_PERMUTATIONS + 1)
+
+
 def _permutation_p(base_logs, new_logs, paired):
     """Exact two-sided permutation p of the mean (log) difference."""
     def mean_difference(b, n, axis):
         return np.mean(n, axis=axis) - np.mean(b, axis=axis)
 
-    arrangements = (2 ** len(base_logs) if paired
-                    else math.comb(len(base_logs) + len(new_logs), len(base_logs)))
+    arrangements = _arrangements((len(base_logs), len(new_logs)), paired)
     result = sps.permutation_test(
         (np.asarray(base_logs), np.asarray(new_logs)), mean_difference,
         permutation_type="samples" if paired else "independent",
@@ -121,6 +137,20 @@ def mde(comparison, alpha):
     effect = TTestIndPower().solve_power(nobs1=m, ratio=n / m, alpha=alpha,
                                          power=POWER)
     return _change(effect * spread)
+
+
+def tarone_family(smallest_p, alpha):
+    """Which hypotheses to test, from the smallest p each could give
+    (Tarone 1990, for discrete tests): the least K such that at most K
+    of them can reach alpha / K; those are the family, the rest can never
+    be rejected at that level and spend none of alpha. Valid for any
+    dependence when the smallest p values do not depend on the data (here
+    they depend on boot counts only). Returns the indices in the family."""
+    for k in range(1, len(smallest_p) + 1):
+        family = [i for i, p in enumerate(smallest_p) if p <= alpha / k]
+        if len(family) <= k:
+            return family
+    return list(range(len(smallest_p)))
 
 
 def holm(p_values, alpha):

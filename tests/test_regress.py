@@ -118,9 +118,16 @@ def test_a_ten_percent_drop_is_a_regression(tmp_path):
     base = write_boots(tmp_path, "a", {1: 1e6, 2: 2e6})
     new = write_boots(tmp_path, "b", {1: 1e6, 2: 1.8e6}, first=1)
     report = regress.regress(joined(base), joined(new), tmp_path)
-    assert report["paired"] and report["tested"] == 4
+    # The p99 rows, judged by the exact test, cannot reach 0.05/2 with 4
+    # pairs: outside the family, shown but not judged.
+    assert report["paired"] and report["tested"] == 2
     assert verdicts(report) == {(1, "throughput"): False, (2, "throughput"): True,
                                 (1, "latency_p99"): False, (2, "latency_p99"): False}
+    assert {r["verdict"] for r in report["rows"] if r["metric"] == "latency_p99"} == {
+        "not judged"}
+    # With all 4 rows in, 2 / 2**n <= 0.05 / 4 from 8 pairs.
+    assert any("2 row(s) not judged (latency_p99)" in w and "from 8 pairs" in w
+               for w in report["warnings"])
     assert regress.main(["regress", joined(base), joined(new)]) == 1
 
 
@@ -151,12 +158,58 @@ def test_a_change_within_the_noise_or_the_threshold_is_not_flagged(tmp_path):
     assert row["mde"] > 0.05
 
 
+P99_DOUBLED = (8192, 8000, 8300, 8100, 8250, 8050, 8150)
+
+
 def test_latency_growth_beyond_threshold_is_a_regression(tmp_path):
+    """7 pairs: the exact test's floor, 2/128, is below 0.05/2."""
+    base = write_boots(tmp_path, "a", {2: 2e6}, p99=4096, boots=7)
+    new = [write_set(tmp_path, "b", f"2026120{i}T000000Z-vm", {2: 2e6}, p99=p99)
+           for i, p99 in enumerate(P99_DOUBLED)]
+    report = regress.regress(joined(base), joined(new), tmp_path)
+    assert report["tested"] == 2
+    assert verdicts(report) == {(2, "throughput"): False, (2, "latency_p99"): True}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # SciPy, 3 df
+def test_p99_that_agrees_in_few_boots_is_not_judged_by_the_t_test(tmp_path):
+    """The A/A false alarm: four boots' p99 all 6-10% higher, tight enough
+    for a t test at 3 df (p < 0.001), which the exact test of 4 pairs
+    cannot support (p >= 0.125). Judged by t, this row was a regression."""
     base = write_boots(tmp_path, "a", {2: 2e6}, p99=4096)
     new = [write_set(tmp_path, "b", f"2026120{i}T000000Z-vm", {2: 2e6}, p99=p99)
-           for i, p99 in enumerate((8192, 8000, 8300, 8100))]
-    assert verdicts(regress.regress(joined(base), joined(new), tmp_path)) == {
-        (2, "throughput"): False, (2, "latency_p99"): True}
+           for i, p99 in enumerate((4400, 4500, 4450, 4420))]
+    report = regress.regress(joined(base), joined(new), tmp_path)
+    p99 = [r for r in report["rows"] if r["metric"] == "latency_p99"][0]
+    assert p99["p_value"] < 0.001 and p99["p_exact"] == pytest.approx(0.125)
+    assert not p99["regression"] and p99["verdict"] == "not judged"
+    assert p99["mde"] is None and report["regressions"] == 0
+    # The throughput row alone is the family: its MDE is at alpha / 1.
+    throughput = [r for r in report["rows"] if r["metric"] == "throughput"][0]
+    assert report["tested"] == 1 and throughput["judged"]
+    assert throughput["mde"] == pytest.approx(stats.mde(throughput, 0.05))
+
+
+def test_smallest_exact_p_is_what_the_permutation_test_gives_at_best():
+    for boots, paired in (([4, 4], True), ([3, 4], False), ([5, 5], True)):
+        b = [100.0 + i for i in range(boots[0])]
+        n = [200.0 + i for i in range(boots[1])]
+        assert stats.smallest_exact_p(boots, paired) == pytest.approx(
+            stats.boot_comparison(b, n, paired)["p_exact"])
+    assert stats.smallest_exact_p([30, 30], True) == pytest.approx(
+        2 / (stats.EXACT_PERMUTATIONS + 1))
+
+
+def test_tarone_family_leaves_out_only_what_cannot_reach_its_level():
+    # Two continuous tests and two discrete ones whose floor is 0.125.
+    assert stats.tarone_family([0, 0, 0.125, 0.125], 0.05) == [0, 1]
+    # A floor of 0.004 reaches 0.05/4 = 0.0125 with 4 in the family.
+    assert stats.tarone_family([0, 0, 0.004, 0.004], 0.05) == [0, 1, 2, 3]
+    # 0.02 passes 0.05/2 alone but not 0.05/3: the least K is 2 ... of 3
+    # candidates at K=2, so K=3, where only the two continuous ones pass.
+    assert stats.tarone_family([0, 0, 0.02], 0.05) == [0, 1]
+    assert stats.tarone_family([0.02], 0.05) == [0]
+    assert stats.tarone_family([math.inf, 0], 0.05) == [1]
 
 
 def test_threshold_is_settable(tmp_path):
@@ -261,13 +314,13 @@ def test_tally_counts_flags_per_metric(tmp_path, capsys):
     assert regress.main(["regress", "--tally", str(reports)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "1 of 2 comparisons flagged a regression", "1 of 8 rows flagged",
-        "  throughput: 1 of 4, median MDE 5.9%", "  latency_p99: 0 of 4",
+        "  throughput: 1 of 4, median MDE 4.6%", "  latency_p99: 0 of 4",
         "rows: flagged in, median change, median MDE",
-        "  contended/C50/W0/unpinned 1 throughput: 0 of 2, -0.1%, MDE 5.9%",
+        "  contended/C50/W0/unpinned 1 throughput: 0 of 2, -0.1%, MDE 4.6%",
         "  contended/C50/W0/unpinned 1 latency_p99: 0 of 2, +0.0%, MDE -",
         # The 10% slower row: flagged in the one comparison of the two
         # that had it (the median of about -10% and 0%).
-        "  contended/C50/W0/unpinned 2 throughput: 1 of 2, -5.1%, MDE 5.9%",
+        "  contended/C50/W0/unpinned 2 throughput: 1 of 2, -5.1%, MDE 4.6%",
         "  contended/C50/W0/unpinned 2 latency_p99: 0 of 2, +0.0%, MDE -"]
 
 
