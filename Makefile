@@ -56,7 +56,7 @@ lava-job: deps-test
 
 # Host-side tests first (seconds), then the ones that build and boot kernels.
 test: deps-test
-	$(PYTHON) -m pytest -ra tests
+	$(PYTHON) -m pytest -ra --durations=15 tests
 
 test-host: deps-test
 	$(PYTHON) -m pytest -ra -m 'not kernel' tests

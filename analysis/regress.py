@@ -264,8 +264,29 @@ def warnings_for(rows, base_settings, new_settings, threshold, alpha):
     if blind:
         out.append(f"{len(blind)} of {len(rows)} rows could not have detected "
                    f"a {100 * threshold:.0f}% change (MDE above the threshold): "
-                   "more boots narrow it")
+                   "more boots narrow it; " + boots_needed(blind, threshold, alpha,
+                                                           family_size(rows)))
     return out
+
+
+def boots_needed(blind, threshold, alpha, family):
+    """What it would take, at the spread these boots showed and the same
+    family: per metric, the boots a side (pairs) of the median and of the
+    worst blind row."""
+    def count(n):
+        return "more than 1000" if n > 1000 else f"about {n}"
+
+    unit = "pairs" if blind[0]["paired"] else "boots a side"
+    parts = []
+    for metric in METRICS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # SciPy at few df
+            needed = sorted(stats.boots_for(r, threshold, alpha / family)
+                            for r in blind if r["metric"] == metric)
+        if needed:
+            parts.append(f"{metric} {count(needed[len(needed) // 2])} "
+                         f"(median row), {count(needed[-1])} (worst)")
+    return f"at this spread, {unit} for it: " + "; ".join(parts)
 
 
 def fmt_pct(x):

@@ -139,6 +139,37 @@ def mde(comparison, alpha):
     return _change(effect * spread)
 
 
+def boots_for(comparison, change, alpha, most=1000):
+    """How many boots a side (pairs, when paired) the comparison would
+    need to detect change (a ratio minus one) with POWER at level alpha,
+    if its boots spread as these did; None when the spread is unknown,
+    most + 1 beyond most."""
+    spread = comparison["spread"]
+    if not spread or change <= 0:
+        return None
+    effect = math.log1p(change) / spread
+    m, n = comparison["boots"]
+
+    def enough(boots):
+        if comparison["paired"]:
+            power = TTestPower().power(effect_size=effect, nobs=boots, alpha=alpha)
+        else:
+            power = TTestIndPower().power(effect_size=effect, nobs1=boots,
+                                          ratio=n / m, alpha=alpha)
+        return power >= POWER
+
+    if not enough(most):
+        return most + 1
+    low, high = 1, most  # enough(high); not known for low (2 is the least)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if middle >= 2 and enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
 def tarone_family(smallest_p, alpha):
     """Which hypotheses to test, from the smallest p each could give
     (Tarone 1990, for discrete tests): the least K such that at most K

@@ -79,6 +79,22 @@ def test_minimum_detectable_effect_has_the_power_it_claims(paired):
     assert stats.mde({**planned, "boots": [12, 12]}, alpha) < stats.mde(planned, alpha)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # SciPy at 1-2 df
+@pytest.mark.parametrize("paired, boots", [(True, [14, 14]), (False, [4, 6])])
+def test_boots_for_is_the_least_count_whose_mde_reaches_the_change(paired, boots):
+    c = {"paired": paired, "boots": boots, "spread": 0.1}
+    ratio = boots[1] / boots[0]
+    for change, alpha in ((0.03, 0.05 / 18), (0.1, 0.05), (0.5, 0.05)):
+        n = stats.boots_for(c, change, alpha)
+
+        def mde_at(k):
+            return stats.mde({**c, "boots": [k, round(k * ratio)]}, alpha)
+        assert mde_at(n) <= change * 1.002
+        assert n == 2 or mde_at(n - 1) > change
+    assert stats.boots_for(c, 0.001, 0.05, most=50) == 51
+    assert stats.boots_for({**c, "spread": None}, 0.05, 0.05) is None
+
+
 def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50,
               duration_ms=1000, boot=1.0):
     """A result set: one boot, whose every point is scaled by boot."""
@@ -153,9 +169,14 @@ def test_a_change_within_the_noise_or_the_threshold_is_not_flagged(tmp_path):
     assert row["p_holm"] < 0.05 and not row["regression"]
     noisy = [write_set(tmp_path, "c", f"2026120{i}T000000Z-vm", {2: 2e6}, boot=f)
              for i, f in enumerate((0.7, 1.1, 0.8, 0.95))]
-    row = regress.regress(joined(base), joined(noisy), tmp_path)["rows"][0]
+    report = regress.regress(joined(base), joined(noisy), tmp_path)
+    row = report["rows"][0]
     assert row["change"] < -0.05 and row["verdict"] == "noise"
     assert row["mde"] > 0.05
+    # ... and the report says how many pairs a 5% change would take.
+    (note,) = [w for w in report["warnings"] if "could not have detected" in w]
+    pairs = stats.boots_for(row, 0.05, 0.05 / report["tested"])
+    assert f"pairs for it: throughput about {pairs} (median row)" in note
 
 
 P99_DOUBLED = (8192, 8000, 8300, 8100, 8250, 8050, 8150)
