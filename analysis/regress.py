@@ -238,10 +238,10 @@ def unjudged_note(rows, alpha):
     metrics = ", ".join(sorted({r["metric"] for r in unjudged}))
     note = (f"{len(unjudged)} row(s) not judged ({metrics}): their exact test "
             f"cannot reach alpha/{max(family_size(rows), 1)} with these boots")
-    if unjudged[0]["paired"]:
-        # 2 / 2**n <= alpha / (the family with them all in it)
-        everyone = family_size(rows) + len(unjudged)
-        note += f"; they can from {math.ceil(math.log2(2 * everyone / alpha))} pairs"
+    # Their floor must reach alpha over the family with them all in it.
+    pairs = stats.pairs_for_exact(alpha / (family_size(rows) + len(unjudged)))
+    if unjudged[0]["paired"] and pairs:
+        note += f"; they can from {pairs} pairs"
     return note
 
 

@@ -60,6 +60,17 @@ def smallest_exact_p(boots, paired):
     return 2 / min(_arrangements(boots, paired), EXACT_PERMUTATIONS + 1)
 
 
+def pairs_for_exact(level):
+    """The fewest pairs whose exact test can give a p at or below level;
+    None where no count can (below the sampled test's floor)."""
+    if smallest_exact_p([EXACT_PERMUTATIONS, EXACT_PERMUTATIONS], True) > level:
+        return None
+    pairs = 2
+    while smallest_exact_p([pairs, pairs], True) > level:
+        pairs += 1
+    return pairs
+
+
 def _permutation_p(base_logs, new_logs, paired):
     """Exact two-sided permutation p of the mean (log) difference."""
     def mean_difference(b, n, axis):
@@ -160,10 +171,11 @@ def boots_for(comparison, change, alpha, most=1000):
 
     if not enough(most):
         return most + 1
-    low, high = 1, most  # enough(high); not known for low (2 is the least)
+    # Bisection: enough(high) holds; low is 1, below the least count of 2.
+    low, high = 1, most
     while high - low > 1:
         middle = (low + high) // 2
-        if middle >= 2 and enough(middle):
+        if enough(middle):
             high = middle
         else:
             low = middle
@@ -181,7 +193,7 @@ def tarone_family(smallest_p, alpha):
         family = [i for i, p in enumerate(smallest_p) if p <= alpha / k]
         if len(family) <= k:
             return family
-    return list(range(len(smallest_p)))
+    return []  # no hypotheses: k = their count always returns above
 
 
 def holm(p_values, alpha):

@@ -219,6 +219,12 @@ def test_smallest_exact_p_is_what_the_permutation_test_gives_at_best():
             stats.boot_comparison(b, n, paired)["p_exact"])
     assert stats.smallest_exact_p([30, 30], True) == pytest.approx(
         2 / (stats.EXACT_PERMUTATIONS + 1))
+    # The fewest pairs whose floor reaches a level, and no fewer.
+    for level in (0.05, 0.02, 0.05 / 4, 0.05 / 9, 0.05 / 53, 0.01):
+        n = stats.pairs_for_exact(level)
+        assert stats.smallest_exact_p([n, n], True) <= level
+        assert stats.smallest_exact_p([n - 1, n - 1], True) > level
+    assert stats.pairs_for_exact(1e-9) is None
 
 
 def test_tarone_family_leaves_out_only_what_cannot_reach_its_level():
