@@ -279,8 +279,9 @@ def write_report(out_dir, variants, baseline, plots, rows, best, note, boots=Non
     lines.append("")
     if boots:
         lines += ["## Against the baseline, boot by boot", "",
-                  "Each boot (result set) gives one estimate per row, the median "
-                  "of its repetitions; the boots are compared as `make regress` "
+                  "Each boot (result set) gives one estimate per row from its "
+                  "repetitions (`make regress`'s estimator: analysis/regress.py "
+                  "estimator()); the boots are compared as `make regress` "
                   "does (analysis/stats.py): a change counts when it is beyond "
                   "5% and significant after Holm's adjustment. With fewer than "
                   "2 boots a side nothing can be judged (`-`).", ""]

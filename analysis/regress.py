@@ -117,9 +117,13 @@ def estimator(series, threads, metric):
     interleaving to vary: a slower repetition is one the host disturbed, and
     the fastest (the minimum-time estimator) is the boot's best reading. On
     the committed reference it narrows the boot-to-boot spread of those rows
-    in all four designs (log sd 0.2-1.1% against 0.5-1.2% for the median).
-    With 2 or more threads it does not (it widens half of them): the
-    median."""
+    in 39 of 40 (4 designs; log sd of the median row 2.1-4.1% against
+    4.8-13.1% for the median), as it did on the one before (0.2-1.1%
+    against 0.5-1.2%). With 2 or more threads the median, although the
+    fastest narrows those rows too on the current reference: there the
+    repetitions fall into a fast and a slow mode in which the lock behaves
+    differently (README, "Regressions"), and the fastest would judge one
+    mode only."""
     if metric == "throughput" and (series == "uncontended" or threads == 1):
         return max
     return statistics.median

@@ -63,16 +63,6 @@ configure() {
 	verify_config "$OUT/.config" "${fragments[@]}"
 }
 
-# Prints one line in 200 of the build log, so that a long build shows life.
-show_progress() {
-	local line count=0
-	while IFS= read -r line; do
-		count=$((count + 1))
-		[ $((count % 200)) = 0 ] && printf '  ... %d lines: %s\n' "$count" "$line"
-	done
-	return 0
-}
-
 compile_kernel() {
 	local log_file="$OUT/build.log"
 	log "building kernel for $VARIANT/$PROFILE with -j$JOBS (log: $log_file)"

@@ -18,10 +18,11 @@ export RESULTS_DIR PLOTS CROSSCHECK
 
 read -ra variants <<<"$VARIANTS"
 # Build everything first: a build in the middle would skew the rounds.
+# Their output goes with the log, to stderr: stdout carries only the rounds.
 for variant in "${variants[@]}"; do
 	require_variant "$variant"
-	"$LAB_ROOT/lab/tree.sh" "$variant"
-	"$LAB_ROOT/lab/build.sh" "$variant" "${PROFILE:-bench}"
+	"$LAB_ROOT/lab/tree.sh" "$variant" >&2
+	"$LAB_ROOT/lab/build.sh" "$variant" "${PROFILE:-bench}" >&2
 done
 for round in $(seq 1 "$ROUNDS"); do
 	for variant in "${variants[@]}"; do

@@ -18,6 +18,18 @@ PYTHON=/usr/bin/python3
 
 log() { printf '[mutexlab %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { printf 'mutexlab: error: %s\n' "$*" >&2; exit 1; }
+# One line in 200 of a long step's output (a build log), so that it shows
+# life. On stderr, as log's lines: a script's stdout is what it reports
+# (interleave.sh's rounds), and build progress in it once made a make
+# compare's rounds file name no result sets after an hour of boots.
+show_progress() {
+	local line count=0
+	while IFS= read -r line; do
+		count=$((count + 1))
+		[ $((count % 200)) = 0 ] && printf '  ... %d lines: %s\n' "$count" "$line" >&2
+	done
+	return 0
+}
 
 # Debian version of the kernel source package, e.g. 6.1.192-3.
 kernel_source_version() {

@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 
 import compare
+import regress
 from conftest import LAB_ROOT
+from results import series_of
 
 
 def point(workload, threads, rep, per_sec):
@@ -119,6 +121,43 @@ def test_reference_report_regenerates_from_its_runs(tmp_path):
                 "uncontended_ns", "sizeof_mutex", "mutex_text_bytes")
         assert [{k: r[k] for k in keys} for r in again["rows"]] == \
             [{k: r[k] for k in keys} for r in committed["rows"]]
+
+
+REFERENCES = sorted((LAB_ROOT / "results" / "reference").glob("*/rounds.txt"))
+# What decides a default run's rows: the series, thread counts, repetitions
+# and how long a point runs.
+SWEEP = ("workloads", "threads", "cs_loops", "think_loops", "pin", "shards",
+         "duration_ms", "reps")
+
+
+def test_the_newest_reference_measured_the_default_sweep():
+    """make regress against the reference must share a default run's rows;
+    a change of these defaults needs a new reference (results/reference/)."""
+    manifests = [json.loads(m.read_text()) for m in
+                 sorted(REFERENCES[-1].parent.glob("sets/*/*/manifest.json"))]
+    assert manifests
+    for m in manifests:
+        defaults = regress.lab_settings.resolve("bench", {"VCPUS": str(m["vcpus"])})
+        measured = {k: m["parameters"][k] for k in SWEEP}
+        assert measured == {k: defaults[k.upper()] for k in SWEEP}, m["variant"]
+
+
+def test_the_reference_rounds_pair_its_committed_runs(tmp_path):
+    """rounds.txt names the committed copies: make regress pairs them by
+    round, every design against owner-field, on every row of the sweep."""
+    rounds = REFERENCES[-1]
+    designs = {line.split()[1] for line in rounds.read_text().splitlines()}
+    assert {"owner-field", "tri-state", "count-only", "legacy"} <= designs
+    first = next(rounds.parent.glob("sets/owner-field/*/results.json"))
+    measured = {(series_of(p), p["threads"])
+                for p in json.loads(first.read_text())["points"]}
+    for design in sorted(designs - {"owner-field"}):
+        report = regress.regress("owner-field", design, tmp_path / "none",
+                                 rounds_file=rounds)
+        assert report["paired"], design
+        throughput = [r for r in report["rows"] if r["metric"] == "throughput"]
+        assert {(r["series"], r["threads"]) for r in throughput} == measured, design
+        assert all(r["boots"] == [5, 5] for r in throughput), design
 
 
 def write_model_verdict(root, stamp, designs):

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Bad input to the lab's entry points fails at once, with a clear message."""
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -214,6 +215,57 @@ def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path):
                         "_", str(LAB_ROOT), str(tmp_path / "a-file")],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode != 0 and "cannot create" in r.stderr, r.stderr
+
+
+def test_a_saved_reference_keeps_the_numbers_not_the_logs(tmp_path):
+    """The copy holds each pooled set's manifest, steps and numbers (written
+    without indentation), rounds that name the copies, and no console."""
+    made = tmp_path / "made" / "owner-field" / "20261206T230422Z-vm"
+    made.mkdir(parents=True)
+    results = {"points": [{"per_sec": 340367.8, "latency_hdr_ns": {
+        "sub_bits": 4, "counts": [[75, 6], [76, 115]]}}]}
+    (made / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (made / "manifest.json").write_text('{"variant": "owner-field"}\n')
+    (made / "steps.txt").write_text("guest 171.5\n")
+    (made / "console.log").write_text("boot\n")
+    compare_dir = tmp_path / "compare" / "20261206T230422Z"
+    compare_dir.mkdir(parents=True)
+    for name in ("report.md", "throughput.png", "throughput.svg"):
+        (compare_dir / name).write_text(name)
+    (compare_dir / "comparison.json").write_text(json.dumps({"sets": [str(made)]}))
+    (compare_dir / "rounds.txt").write_text(f"1 owner-field {made}\n")
+
+    def save():
+        return subprocess.run(["bash", str(LAB_ROOT / "lab" / "save_reference.sh"),
+                               str(compare_dir), str(tmp_path / "reference")],
+                              capture_output=True, text=True, timeout=60)
+
+    r = save()
+    assert r.returncode == 0, r.stderr
+    ref = tmp_path / "reference" / compare_dir.name
+    copy = ref / "sets" / "owner-field" / made.name
+    assert sorted(f.name for f in copy.iterdir()) == \
+        ["manifest.json", "results.json", "steps.txt"]
+    text = (copy / "results.json").read_text()
+    assert json.loads(text) == results and "\n" not in text.strip()
+    assert (ref / "rounds.txt").read_text() == \
+        f"1 owner-field sets/owner-field/{made.name}\n"
+    assert (ref / "report.md").is_file() and (ref / "throughput.svg").is_file()
+    r = save()
+    assert r.returncode != 0 and "exists; remove it first" in r.stderr
+
+
+def test_build_progress_stays_off_stdout():
+    """A script's stdout is what it reports: interleave.sh's rounds once
+    held the build's progress lines, and make compare found no sets."""
+    script = ('source "$1/lab/lib.sh"; '
+              'for i in $(seq 1 450); do echo "  CC obj$i.o"; done | show_progress')
+    r = subprocess.run(["bash", "-c", script, "_", str(LAB_ROOT)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.splitlines() == ["  ... 200 lines:   CC obj200.o",
+                                     "  ... 400 lines:   CC obj400.o"]
 
 
 def test_every_script_is_shellchecked():
