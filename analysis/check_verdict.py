@@ -226,13 +226,20 @@ def judge_check(name, folder, vmlinux=None):
             "guest_wall_s": run.get("wall_s"), "append": run.get("append")}
 
 
+# Outcomes that say nothing about the design: interrupted by the user,
+# QEMU that did not run the guest, vCPU threads that VCPU_PIN=1 could not
+# bind (guest/qemu_runner.py).
+LAB_OUTCOMES = ("interrupted", "qemu-error", "unpinned")
+
+
 def failed_property(check, run):
     """The property a failed check speaks against: a guest that hung (the
     watchdog, a hung task, a stall: a lost wake-up, say) fails progress,
-    whatever the check was for; an interrupted run, none; anything else
-    (its own results, a KASAN report, a crash) the check's own property."""
+    whatever the check was for; a run the lab ended before the guest could
+    speak (LAB_OUTCOMES), none; anything else (its own results, a KASAN
+    report, a crash) the check's own property."""
     outcome = run.get("outcome")
-    if outcome == "interrupted":
+    if outcome in LAB_OUTCOMES:
         return None
     if outcome == "timeout" or any(HANG_LINE.search(line)
                                    for line in run.get("failure_lines") or []):

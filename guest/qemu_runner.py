@@ -21,6 +21,7 @@ from pathlib import Path
 import console_frames
 from accel import choose_accel, die_with_parent, tcg_lpj
 from host_load import HostSampler
+from vcpu_pin import NAME_ARGS, PinError, pin_vcpus
 
 FAILURE_PATTERNS = [re.compile(p) for p in (
     r"\bOops\b",
@@ -76,7 +77,7 @@ def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
         accel_args = ["-accel", "kvm", "-cpu", "host"]
     else:
         accel_args = ["-accel", f"tcg,thread={tcg_threads}", "-cpu", "max"]
-    return [qemu, *accel_args,
+    return [qemu, *accel_args, *NAME_ARGS,
             "-machine", "pc", "-smp", str(vcpus), "-m", str(mem_mb),
             "-nodefaults", "-display", "none", "-no-reboot",
             "-kernel", str(kernel), "-initrd", str(initrd),
@@ -177,9 +178,10 @@ def show_progress(line):
         print(f"  guest: {line}", flush=True)
 
 
-def run_guest(cmd, out_dir, watchdog_s, console_channel=False):
+def run_guest(cmd, out_dir, watchdog_s, console_channel=False, pin_vcpus_of=0):
     """Run QEMU to the end; return the outcome as a dict. With
-    console_channel the results come framed on the console."""
+    console_channel the results come framed on the console; with
+    pin_vcpus_of=N its N vCPU threads are bound to host CPUs first."""
     out = Path(out_dir)
     console = Follower(out / "console.log")
     channel = (ConsoleChannel if console_channel else SerialChannel)(out)
@@ -205,7 +207,17 @@ def run_guest(cmd, out_dir, watchdog_s, console_channel=False):
                     "boot_to_first_result_s": None, "watchdog_s": watchdog_s}
         host = HostSampler(proc.pid)
         host_points = []
+        vcpu_pinning = None
         try:
+            if pin_vcpus_of:
+                try:
+                    vcpu_pinning = pin_vcpus(proc.pid, pin_vcpus_of)
+                except PinError as e:
+                    if proc.poll() is None:  # else QEMU's own words say why
+                        reason = "unpinned"
+                        failures.append(str(e))
+                        proc.kill()
+                        proc.wait()
             while proc.poll() is None:
                 time.sleep(POLL_S)
                 now = time.monotonic() - start
@@ -258,13 +270,14 @@ def run_guest(cmd, out_dir, watchdog_s, console_channel=False):
         "boot_to_first_result_s": (round(first_result_s, 2)
                                    if first_result_s is not None else None),
         "watchdog_s": watchdog_s,
+        "vcpu_pinning": vcpu_pinning,
     }
 
 
 def how_it_ended(seen, failures, qemu_returncode, status_text, out):
     """(outcome, failure lines) from what the runner saw while QEMU ran
     (interrupted, timeout or nothing) and what QEMU and the guest left."""
-    if seen == "interrupted":
+    if seen in ("interrupted", "unpinned"):
         return seen, failures
     if failures:
         return "crashed", failures
@@ -296,6 +309,8 @@ def describe_failure(outcome, out_dir):
         "interrupted": f"interrupted by {outcome.get('interrupted_by')}: QEMU "
                        "stopped, what the guest sent until then is kept",
         "qemu-error": "QEMU did not run the guest; its own words",
+        "unpinned": "VCPU_PIN=1, but QEMU's vCPU threads could not be bound "
+                    "to host CPUs",
     }[outcome["outcome"]]
     lines = [f"mutexlab: error: {msg}; console: {Path(out_dir) / 'console.log'}"]
     lines += [f"  > {l}" for l in outcome["failure_lines"]]
@@ -316,6 +331,8 @@ def parse_args(argv):
     ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
     ap.add_argument("--tcg-threads", choices=("multi", "single"), default="multi",
                     help="under TCG: a host thread per vCPU, or one for all")
+    ap.add_argument("--pin-vcpus", type=int, choices=(0, 1), default=0,
+                    help="1: bind vCPU i's thread to host CPU i mod the host's")
     ap.add_argument("--expected-run-s", type=float, required=True,
                     help="measurement time the guest should need")
     ap.add_argument("--cache-dir", required=True)
@@ -421,7 +438,8 @@ def run(args):
     watchdog = watchdog_seconds(args.expected_run_s, args.vcpus, host_cpus)
     print(f"mutexlab: booting {args.vcpus} vCPUs under {accel} ({accel_reason});"
           f" watchdog {watchdog:.0f}s", flush=True)
-    outcome = run_guest(cmd, out, watchdog, console_channel(append))
+    outcome = run_guest(cmd, out, watchdog, console_channel(append),
+                        args.vcpus if args.pin_vcpus else 0)
     outcome.update(accel=accel, accel_reason=accel_reason, vcpus=args.vcpus,
                    tcg_threads=args.tcg_threads if accel == "tcg" else None,
                    host_cpus=host_cpus, mem_mb=args.mem_mb, append=append)

@@ -40,6 +40,8 @@ bundle_main() {
 	kvm | tcg) ;;
 	*) die "a bundle runs on another host: give ACCEL=kvm or ACCEL=tcg, not '$ACCEL'" ;;
 	esac
+	[ "$VCPU_PIN" = 0 ] ||
+		die "a bundle runs on another host, whose CPUs this one cannot bind: VCPU_PIN=1 is for make bench"
 	if [ "$DRY_RUN" = 1 ]; then
 		print_bundle_plan
 		return 0

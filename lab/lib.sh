@@ -228,7 +228,8 @@ boot_guest() {
 	trap 'INTERRUPTED=TERM; kill -TERM "$pid" 2>/dev/null || :' TERM
 	"$PYTHON" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$1/arch/x86/boot/bzImage" \
 		--initrd "$2" --out "$3" --vcpus "$VCPUS" --mem-mb "$MEM_MB" \
-		--accel "$ACCEL" --expected-run-s "$4" --cache-dir "$LAB_CACHE" \
+		--accel "$ACCEL" --pin-vcpus "$VCPU_PIN" \
+		--expected-run-s "$4" --cache-dir "$LAB_CACHE" \
 		--append "$5" --tcg-threads "${6:-multi}" &
 	pid=$!
 	# A trapped signal ends `wait` early: wait until the runner is done.

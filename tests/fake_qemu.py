@@ -8,7 +8,9 @@ QEMU would, and plays the scenario named by FAKE_QEMU_SCENARIO.
 import os
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 POINT = '# {"type":"point","workload":"contended","threads":1,"rep":%d}\n'
 
@@ -66,6 +68,23 @@ def kvm_probe(argv, scenario):
     return 0
 
 
+def vcpu_threads(count, named):
+    """Start count idle threads, named "CPU i/TCG" if named; return
+    {i: the host CPUs thread i may run on, read by itself 1 s later}."""
+    seen = {}
+
+    def vcpu(i):
+        if named:
+            Path(f"/proc/self/task/{threading.get_native_id()}/comm"
+                 ).write_text(f"CPU {i}/TCG")
+        time.sleep(1.0)
+        seen[i] = os.sched_getaffinity(0)  # this thread's, on Linux
+
+    for i in range(count):
+        threading.Thread(target=vcpu, args=(i,), daemon=True).start()
+    return seen
+
+
 def main():
     if "kvm" in sys.argv[1:3]:
         return kvm_probe(sys.argv[1:], os.environ["FAKE_QEMU_SCENARIO"])
@@ -88,6 +107,17 @@ def main():
     if scenario == "ok":
         guest.results("ok 1 - contended/1t/rep1\n"
               "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n")
+        guest.status("0\n")
+        return 0
+    if scenario == "vcpu-threads":
+        # One thread per vCPU, named as QEMU names them when told
+        # debug-threads=on; each reports the host CPUs it may run on once
+        # the runner has had time to bind it.
+        vcpus = vcpu_threads(int(sys.argv[sys.argv.index("-smp") + 1]),
+                             any("debug-threads=on" in a for a in sys.argv))
+        time.sleep(1.5)
+        guest.results("".join(f"# vcpu {i} host cpus {sorted(cpus)}\n"
+                              for i, cpus in sorted(vcpus.items())))
         guest.status("0\n")
         return 0
     if scenario == "hog-during-point-2":

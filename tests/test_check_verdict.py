@@ -175,6 +175,16 @@ def test_an_interrupted_check_makes_the_set_interrupted_not_failed(check_set):
     assert judge_set(check_set)["outcome"] == "interrupted"
 
 
+@pytest.mark.parametrize("outcome", ["qemu-error", "unpinned"])
+def test_a_guest_the_lab_never_ran_is_no_verdict_on_the_design(check_set, outcome):
+    """QEMU that refused to start, or vCPU threads VCPU_PIN=1 could not
+    bind, say nothing of mutual exclusion."""
+    hang(check_set, "exclusion", outcome, ["qemu-system-x86_64: bad option"])
+    verdict = judge_set(check_set)
+    assert by_name(verdict, "exclusion")["failed_property"] is None
+    assert verdict["verdict"]["mutual_exclusion"] == "unknown: a check did not finish"
+
+
 def hang(check_set, check, outcome, lines):
     run = check_set / check / "run.json"
     data = json.loads(run.read_text())

@@ -348,6 +348,7 @@ def test_a_regress_dry_run_names_the_sets_it_would_compare(tmp_path):
     ("regress", {"BASE": "nope", "NEW": "a"}, "nope: neither a result set"),
     ("regress", {}, "make regress needs BASE="),
     ("verify", {"VARIANTS": "bogus"}, "no model for bogus"),
+    ("bundle", {"ACCEL": "tcg", "VCPU_PIN": "1"}, "VCPU_PIN=1 is for make bench"),
     ("calibrate", {"NEW": "bogus"}, "unknown VARIANT 'bogus'"),
     ("calibrate", {"SETS_PER_SIDE": "1"}, "SETS_PER_SIDE must be an integer from 2"),
     ("calibrate", {"PAIRS": "0"}, "PAIRS must be an integer from 1"),

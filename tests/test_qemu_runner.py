@@ -11,6 +11,7 @@ import pytest
 
 import accel
 import qemu_runner
+import vcpu_pin
 from conftest import FIXTURES, LAB_ROOT
 
 FAKE_QEMU = str(LAB_ROOT / "tests" / "fake_qemu.py")
@@ -154,7 +155,7 @@ def start_runner(tmp_path, scenario, qemu=FAKE_QEMU, via_shell=False):
     background; returns (process, the fake QEMU's pid file)."""
     pidfile = tmp_path / "qemu.pid"
     env = dict(os.environ, FAKE_QEMU_SCENARIO=scenario,
-               FAKE_QEMU_PIDFILE=str(pidfile), ACCEL="tcg", VCPUS="2",
+               FAKE_QEMU_PIDFILE=str(pidfile), ACCEL="tcg", VCPUS="2", VCPU_PIN="0",
                MEM_MB="256", LAB_CACHE=str(tmp_path / "cache"))
     out = tmp_path / "out"
     if via_shell:
@@ -344,3 +345,44 @@ def test_a_framed_console_is_split_into_results_and_status():
     assert kernel == ["[    0.1] Linux version 6.1.0"]
     assert console_frames.split(["mutexlab|no space", "[ 1.0] ok 1 - x"]) == (
         [], "", ["mutexlab|no space", "[ 1.0] ok 1 - x"])
+
+
+def vcpu_run(tmp_path, monkeypatch, vcpus, pin, named=True):
+    """A fake QEMU with a named thread per vCPU; returns the outcome and
+    {vCPU: the host CPUs its thread could run on, as it read them}."""
+    monkeypatch.setenv("FAKE_QEMU_SCENARIO", "vcpu-threads")
+    cmd = qemu_runner.build_qemu_command(FAKE_QEMU, "tcg", vcpus, 512, "bzImage",
+                                         "initrd", "", tmp_path)
+    if not named:  # as a QEMU started without debug-threads=on
+        cmd = [arg for arg in cmd if arg not in vcpu_pin.NAME_ARGS]
+    outcome = qemu_runner.run_guest(cmd, tmp_path, 60, pin_vcpus_of=vcpus if pin else 0)
+    raw = (tmp_path / "results.raw").read_text().splitlines()
+    seen = {int(l.split()[2]): json.loads(l.split("cpus ")[1])
+            for l in raw if l.startswith("# vcpu ")}
+    return outcome, seen
+
+
+def test_vcpu_pin_binds_each_vcpu_thread_to_one_host_cpu(tmp_path, monkeypatch):
+    host = sorted(os.sched_getaffinity(0))
+    vcpus = len(host) + 1  # one more than the host has: they wrap around
+    outcome, seen = vcpu_run(tmp_path, monkeypatch, vcpus, pin=True)
+    assert outcome["outcome"] == "ok"
+    expected = {i: host[i % len(host)] for i in range(vcpus)}
+    assert outcome["vcpu_pinning"] == expected
+    assert seen == {i: [cpu] for i, cpu in expected.items()}
+
+
+def test_without_vcpu_pin_the_host_places_vcpu_threads(tmp_path, monkeypatch):
+    outcome, seen = vcpu_run(tmp_path, monkeypatch, 2, pin=False)
+    assert outcome["outcome"] == "ok" and outcome["vcpu_pinning"] is None
+    assert seen == {i: sorted(os.sched_getaffinity(0)) for i in range(2)}
+
+
+def test_vcpu_threads_that_cannot_be_found_end_the_run_unpinned(tmp_path, monkeypatch):
+    monkeypatch.setattr(vcpu_pin, "APPEAR_S", 0.5)
+    outcome, _ = vcpu_run(tmp_path, monkeypatch, 2, pin=True, named=False)
+    assert outcome["outcome"] == "unpinned"
+    assert outcome["failure_lines"] == [
+        "0 of 2 vCPU threads named after 0s (QEMU started without -name "
+        "mutexlab,debug-threads=on, or single-threaded TCG)"]
+    assert "could not be bound" in qemu_runner.describe_failure(outcome, tmp_path)

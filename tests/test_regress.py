@@ -398,3 +398,22 @@ def test_a_thin_p99_is_left_out_and_said(tmp_path):
     report = regress.regress(joined(base), joined(new), tmp_path)
     assert [r["metric"] for r in report["rows"]] == ["throughput"]
     assert any("20 point(s) timed fewer than 1000" in w for w in report["warnings"])
+
+
+def test_a_boot_reads_each_row_with_its_estimator():
+    """One thread alone: the fastest repetition (a slower one is the
+    host's doing). More threads: the mean, which counts a fast and a slow
+    mode by how often they came, where the median of five flips from one
+    mode to the other. p99: the median."""
+    def point(workload, threads, per_sec, p99):
+        return {"workload": workload, "threads": threads, "cs_loops": 16,
+                "think_loops": 0, "per_sec": per_sec, "latency_ns": {"p99": p99}}
+    reps = [(1.0, 900), (2.0, 500), (1.0, 700), (2.0, 300), (1.0, 100)]
+    points = [point(w, t, rate, p99) for w, t in (("uncontended", 1),
+                                                  ("contended", 1), ("contended", 2))
+              for rate, p99 in reps]
+    got = regress.boot_estimates(points)
+    assert got[("uncontended", 1, "throughput")] == 2.0
+    assert got[("contended/C16/W0/unpinned", 1, "throughput")] == 2.0
+    assert got[("contended/C16/W0/unpinned", 2, "throughput")] == pytest.approx(1.4)
+    assert {v for (_, _, m), v in got.items() if m == "latency_p99"} == {500}

@@ -84,11 +84,12 @@ def test_the_lists_made_from_the_table():
     assert {"VARIANT", "VCPUS", "RESULTS_DIR", "LAB_CACHE", "VARIANTS_DIR", "BASE",
             "NEW", "CONFIRM", "CROSSCHECK_THREADS", "DRY_RUN"} <= names
     # The 39 the Makefile exported by hand before the table, and
-    # RESULTS_CHANNEL, RUN, MIX_MACHINES, BUNDLE and LAVA_URL since, and
-    # make calibrate's six, which its script defaulted and checked itself.
+    # RESULTS_CHANNEL, RUN, MIX_MACHINES, BUNDLE, LAVA_URL and VCPU_PIN
+    # since, and make calibrate's six, which its script defaulted and
+    # checked itself.
     assert {"PAIRS", "SETS_PER_SIDE", "BASE_VARIANTS_DIR", "NEW_VARIANTS_DIR",
             "BASE_APPEND", "NEW_APPEND"} <= names
-    assert len(names) == 50
+    assert len(names) == 51
     assert set(settings.comparable()) == {"vcpus", "accel", "cs_loops", "think_loops",
                                           "duration_ms", "pin", "shards"}
     record = {job: {s.name for s in settings.table() if job in s.record}
@@ -96,10 +97,11 @@ def test_the_lists_made_from_the_table():
     assert record["bench"] == {
         "VCPUS", "MEM_MB", "ACCEL", "WORKLOADS", "DURATION_MS", "WARMUP_MS", "REPS",
         "CS_LOOPS", "THINK_LOOPS", "LATENCY_EVERY", "THREADS", "PIN", "SHARDS",
-        "QUICK", "FULL", "RELEASE_WINDOW_NS", "GUEST_APPEND", "RESULTS_CHANNEL"}
+        "QUICK", "FULL", "RELEASE_WINDOW_NS", "GUEST_APPEND", "RESULTS_CHANNEL",
+        "VCPU_PIN"}
     assert record["check"] == {"VCPUS", "MEM_MB", "ACCEL", "CHECKS", "CHECK_MS",
                                "RELEASE_WINDOW_NS", "PEER_SECS", "GUEST_APPEND", "PROFILE",
-                               "RESULTS_CHANNEL"}
+                               "RESULTS_CHANNEL", "VCPU_PIN"}
 
 
 @pytest.mark.parametrize("entry, message", [
