@@ -68,7 +68,7 @@ def kvm_probe(argv, scenario):
     return 0
 
 
-def vcpu_threads(count, named):
+def start_vcpu_threads(count, named):
     """Start count idle threads, named "CPU i/TCG" if named; return
     {i: the host CPUs thread i may run on, read by itself 1 s later}."""
     seen = {}
@@ -113,8 +113,8 @@ def main():
         # One thread per vCPU, named as QEMU names them when told
         # debug-threads=on; each reports the host CPUs it may run on once
         # the runner has had time to bind it.
-        vcpus = vcpu_threads(int(sys.argv[sys.argv.index("-smp") + 1]),
-                             any("debug-threads=on" in a for a in sys.argv))
+        vcpus = start_vcpu_threads(int(sys.argv[sys.argv.index("-smp") + 1]),
+                                   any("debug-threads=on" in a for a in sys.argv))
         time.sleep(1.5)
         guest.results("".join(f"# vcpu {i} host cpus {sorted(cpus)}\n"
                               for i, cpus in sorted(vcpus.items())))
