@@ -121,6 +121,9 @@ def test_reference_report_regenerates_from_its_runs(tmp_path):
                 "uncontended_ns", "sizeof_mutex", "mutex_text_bytes")
         assert [{k: r[k] for k in keys} for r in again["rows"]] == \
             [{k: r[k] for k in keys} for r in committed["rows"]]
+        # The boot-by-boot rows follow make regress's estimator: a change of
+        # it must remake them (as on 2026-12-07), not leave old verdicts.
+        assert again["against_baseline"] == committed["against_baseline"]
 
 
 REFERENCES = sorted((LAB_ROOT / "results" / "reference").glob("*/rounds.txt"))
