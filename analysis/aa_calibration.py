@@ -71,17 +71,20 @@ def row_kind(row):
 
 
 def calibrate(set_dirs, per_side=2, threshold=0.05, alpha=0.05, sample=500):
-    by_variant = {}
+    by_variant, manifests = {}, []
     for d in sorted(map(Path, set_dirs), key=lambda d: d.name):
         results, manifest = load_bench_set(d)
+        manifests.append(manifest)
         by_variant.setdefault(manifest.get("variant", "?"), []).append(
             regress.boot_estimates(results["points"]))
+    instruction_clock = regress.counts_instructions(manifests)
     comparisons = []
     for variant, boots in sorted(by_variant.items()):
         indexed = list(range(len(boots)))
         for base, new in sampled_splits(indexed, per_side, sample):
             rows = regress.compare([boots[i] for i in base], [boots[i] for i in new],
-                                   True, tuple(regress.METRICS), threshold, alpha)
+                                   True, tuple(regress.METRICS), threshold, alpha,
+                                   instruction_clock)
             comparisons.append({"variant": variant, "base": base, "new": new,
                                 "flagged": [f"{r['series']} {r['threads']} {r['metric']}"
                                             for r in rows if r["regression"]],

@@ -202,8 +202,10 @@ def against_baseline(variants, baseline, threshold=0.05, alpha=0.05):
         if variant == baseline:
             continue
         base, new = in_order(baseline), in_order(variant)
-        out[variant] = regress.compare(base, new, len(base) == len(new),
-                                       tuple(regress.METRICS), threshold, alpha)
+        out[variant] = regress.compare(
+            base, new, len(base) == len(new), tuple(regress.METRICS), threshold,
+            alpha, regress.counts_instructions(variants[baseline]["manifests"]
+                                               + variants[variant]["manifests"]))
     return out
 
 

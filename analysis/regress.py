@@ -26,7 +26,8 @@ its minimum detectable effect (80% power at alpha / rows judged, Holm's
 strictest level). A regression is a change
 for the worse beyond the threshold (default 5%) whose Holm-adjusted p is
 below alpha (default 0.05): beyond both the practical threshold and the
-noise. Exit status 1 if there is one, 2 on bad input, 3 when no row could be
+noise. Under ACCEL=icount (every set), a throughput row whose boots agree
+exactly has no noise (stats.boot_comparison). Exit status 1 if there is one, 2 on bad input, 3 when no row could be
 judged (fewer than 2 boots on a side).
 --tally counts the flags in the JSON reports in DIR (lab/calibrate_regress.sh).
 """
@@ -157,9 +158,17 @@ def boot_estimates(points):
 def judge_sets(base_sets, new_sets, threshold, alpha):
     """Rows comparing two lists of one-boot sets, paired in order, on every
     metric (analysis/confirm.py's reruns)."""
-    boots = [[boot_estimates(load(path)[0]) for path in paths]
-             for paths in (base_sets, new_sets)]
-    return compare(boots[0], boots[1], True, tuple(METRICS), threshold, alpha)
+    loaded = [[load(path) for path in paths] for paths in (base_sets, new_sets)]
+    boots = [[boot_estimates(points) for points, _ in side] for side in loaded]
+    return compare(boots[0], boots[1], True, tuple(METRICS), threshold, alpha,
+                   counts_instructions([m for side in loaded for _, m in side]))
+
+
+def counts_instructions(manifests):
+    """Whether every set ran under ACCEL=icount, whose clock counts the
+    guest's instructions: boots that agree exactly there have no noise to
+    show (stats.boot_comparison)."""
+    return bool(manifests) and all(m.get("accel") == "icount" for m in manifests)
 
 
 def settings(manifest):
@@ -170,11 +179,14 @@ def settings(manifest):
     return {k: params.get(k) for k in COMPARABLE}
 
 
-def compare(base_boots, new_boots, paired, metrics, threshold, alpha):
+def compare(base_boots, new_boots, paired, metrics, threshold, alpha,
+            instruction_clock=False):
     """One row per (series, threads, metric) that both sides measured.
 
     base_boots and new_boots are lists of boot_estimates(), one per boot;
-    paired: the i-th boots of the two sides belong together."""
+    paired: the i-th boots of the two sides belong together;
+    instruction_clock: every boot ran under ACCEL=icount (throughput rows
+    whose boots agree exactly are then noiseless; a p99 stays quantized)."""
     order = list(METRICS)
     keys = set().union(*base_boots) & set().union(*new_boots)
     rows = []
@@ -195,7 +207,8 @@ def compare(base_boots, new_boots, paired, metrics, threshold, alpha):
                "base": math.exp(statistics.fmean(map(math.log, b))),
                "new": math.exp(statistics.fmean(map(math.log, n))),
                "higher_is_better": METRICS[metric].higher_is_better}
-        row.update(stats.boot_comparison(b, n, paired))
+        row.update(stats.boot_comparison(
+            b, n, paired, instruction_clock and metric == "throughput"))
         rows.append(row)
     judge(rows, threshold, alpha)
     return rows
@@ -405,7 +418,8 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
     mixed = machines_of(base_dirs, new_dirs, mix_machines)
     base_boots, base_manifest, base_thin, base_disturbed = load_boots(base_dirs, base_spec)
     new_boots, new_manifest, new_thin, new_disturbed = load_boots(new_dirs, new_spec)
-    rows = compare(base_boots, new_boots, paired, metrics, threshold, alpha)
+    rows = compare(base_boots, new_boots, paired, metrics, threshold, alpha,
+                   counts_instructions([base_manifest, new_manifest]))
     if not rows and base_disturbed + new_disturbed:
         raise InputError(f"nothing left to compare: {base_disturbed} base and "
                          f"{new_disturbed} new repetition(s) were left out as "

@@ -143,6 +143,9 @@ def attach_host_load(parsed, host_load):
     """Give each point its host interval (the runner's host-load.json), in
     the order both arrived; a count that differs attaches nothing."""
     intervals = host_load.get("points") or []
+    # Under icount the guest's clock counts its instructions: what the
+    # host did cannot move a point, which keeps its repetitions.
+    host_moves_points = host_load.get("guest_clock", "host") == "host"
     if len(intervals) != len(parsed["points"]):
         parsed["host_load_note"] = (f"{len(intervals)} host intervals for "
                                     f"{len(parsed['points'])} points: not attached")
@@ -151,7 +154,8 @@ def attach_host_load(parsed, host_load):
         if interval is None or interval.get("other_cpus") is None:
             continue
         point["host"] = {**interval,
-                         "disturbed": interval["other_cpus"] > DISTURBED_OTHER_CPUS}
+                         "disturbed": (host_moves_points
+                                       and interval["other_cpus"] > DISTURBED_OTHER_CPUS)}
     parsed["host_boot"] = host_load.get("boot")
 
 

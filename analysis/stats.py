@@ -86,7 +86,7 @@ def _permutation_p(base_logs, new_logs, paired):
     return float(result.pvalue)
 
 
-def boot_comparison(base, new, paired):
+def boot_comparison(base, new, paired, noiseless_when_equal=False):
     """NEW's boots against BASE's: a dict with the change of the ratio of
     geometric means, its 95% interval, the t test's p, the exact
     permutation p, and what the spread allows to detect (see mde()).
@@ -94,7 +94,14 @@ def boot_comparison(base, new, paired):
     base and new hold one positive estimate per boot; paired means the
     i-th boots of the two sides ran in the same round. With fewer than two
     boots on a side (or pairs) nothing is known of the boot-to-boot noise:
-    the interval and p-values are None."""
+    the interval and p-values are None.
+
+    Boots that all moved by the same ratio leave the t test no spread.
+    Where that is quantization (a p99 in one bucket) nothing is known of
+    the noise, and the exact test answers. noiseless_when_equal says it is
+    a clock that counts instructions (ACCEL=icount): there boots agree
+    because the measurement has no noise to give, and the t test's limit
+    holds: p 0 for any change, the interval the change itself, the MDE 0."""
     if paired and len(base) != len(new):
         raise ValueError("paired boots need the same count on both sides")
     if min(base + new) <= 0:
@@ -125,6 +132,10 @@ def boot_comparison(base, new, paired):
             out["ci95"] = [_change(x) for x in means.tconfint_diff(0.05, usevar="unequal")]
             out["p_value"], out["df"] = float(p), float(df)
     out["p_exact"] = _permutation_p(b, n, paired)
+    if out["spread"] == 0 and noiseless_when_equal:
+        out["noiseless"] = True
+        out["ci95"] = [out["change"], out["change"]]
+        out["p_value"] = 0.0 if out["change"] else 1.0
     if out["p_value"] is None:
         # Every boot moved by the same ratio: no spread for t, and the
         # permutation test is the honest answer.
@@ -140,6 +151,8 @@ def mde(comparison, alpha):
     their noise)."""
     spread = comparison["spread"]
     m, n = comparison["boots"]
+    if comparison.get("noiseless"):
+        return 0.0
     if not spread:
         return None
     if comparison["paired"]:

@@ -124,9 +124,10 @@ def probe_kvm_kernel(qemu, kernel, initrd, cache_dir, limit_s=None):
 def choose_accel(requested, qemu, cache_dir, kernel, initrd):
     """KVM only when a boot sector runs under it and then the lab's own
     kernel prints its first console line under it; TCG otherwise, with the
-    reason."""
-    if requested == "tcg":
-        return "tcg", "requested"
+    reason. TCG with icount (the guest's clock counting instructions) only
+    when asked for."""
+    if requested in ("tcg", "icount"):
+        return requested, "requested"
     usable, reason = probe_kvm(qemu, cache_dir)
     if usable:
         usable, reason = probe_kvm_kernel(qemu, kernel, initrd, cache_dir)

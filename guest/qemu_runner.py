@@ -44,10 +44,22 @@ POLL_S = 0.1
 BOOT_ALLOWANCE_S = 60
 
 
-def watchdog_seconds(expected_run_s, vcpus=1, host_cpus=1):
+# Under icount a guest second is 10^9 guest instructions, all on one host
+# thread: a boot whose points take 7.2 guest seconds ran 15-19 s here
+# (2026-12-07, the host busy), boot included. A busier host slows it
+# further, not the guest's readings: the watchdog allows 8 times.
+ICOUNT_HOST_S_PER_GUEST_S = 8
+# shift=0: one instruction a nanosecond of the guest's clock; sleep=off: an
+# idle guest's clock jumps to its next timer instead of following the host's.
+ICOUNT_ARGS = ["-icount", "shift=0,sleep=off"]
+
+
+def watchdog_seconds(expected_run_s, vcpus=1, host_cpus=1, accel="tcg"):
     """Time after which a guest counts as hung. More vCPUs than host CPUs
     share them: the boot and the run take that many times longer."""
     crowding = max(1.0, vcpus / max(1, host_cpus))
+    if accel == "icount":
+        crowding *= ICOUNT_HOST_S_PER_GUEST_S
     return crowding * (BOOT_ALLOWANCE_S + 2 * expected_run_s) + 30
 
 
@@ -59,6 +71,8 @@ def failure_line(line):
 def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
                        out_dir, tcg_threads="multi"):
     """The QEMU command line as a list; never a string to be re-parsed.
+    accel="icount" is TCG on one host thread with the guest's clock
+    counting instructions (ICOUNT_ARGS).
     tcg_threads="single" runs every vCPU on one host thread, interleaved:
     QEMU 7.2's multi-threaded TCG does not check watchpoints on locked
     read-modify-writes (the watch check's probe measures it), the
@@ -75,6 +89,8 @@ def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
                      "-serial", "chardev:status"]
     if accel == "kvm":
         accel_args = ["-accel", "kvm", "-cpu", "host"]
+    elif accel == "icount":
+        accel_args = ["-accel", "tcg,thread=single", *ICOUNT_ARGS, "-cpu", "max"]
     else:
         accel_args = ["-accel", f"tcg,thread={tcg_threads}", "-cpu", "max"]
     return [qemu, *accel_args, *NAME_ARGS,
@@ -178,10 +194,14 @@ def show_progress(line):
         print(f"  guest: {line}", flush=True)
 
 
-def run_guest(cmd, out_dir, watchdog_s, console_channel=False, pin_vcpus_of=0):
+def run_guest(cmd, out_dir, watchdog_s, console_channel=False, pin_vcpus_of=0,
+              guest_clock="host"):
     """Run QEMU to the end; return the outcome as a dict. With
     console_channel the results come framed on the console; with
-    pin_vcpus_of=N its N vCPU threads are bound to host CPUs first."""
+    pin_vcpus_of=N its N vCPU threads are bound to host CPUs first.
+    guest_clock ("host", or "instructions" under icount) goes into
+    host-load.json: whether the host's load can move what the guest
+    measured."""
     out = Path(out_dir)
     console = Follower(out / "console.log")
     channel = (ConsoleChannel if console_channel else SerialChannel)(out)
@@ -253,7 +273,8 @@ def run_guest(cmd, out_dir, watchdog_s, console_channel=False, pin_vcpus_of=0):
             host_points.append(None)  # arrived after QEMU ended: unmeasured
         show_progress(line)
     (out / "host-load.json").write_text(json.dumps(
-        {"boot": host.whole(), "points": host_points}, indent=1) + "\n")
+        {"guest_clock": guest_clock, "boot": host.whole(),
+         "points": host_points}, indent=1) + "\n")
     status_text = read_text(out / "guest-status").strip()
     if reason is None and INTERRUPTIONS and not status_text:
         # QEMU ended just before the signal reached us (or by it).
@@ -328,7 +349,7 @@ def parse_args(argv):
     ap.add_argument("--append", default="", help="extra kernel parameters")
     ap.add_argument("--vcpus", type=int, default=os.cpu_count())
     ap.add_argument("--mem-mb", type=int, default=1024)
-    ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
+    ap.add_argument("--accel", choices=("auto", "kvm", "tcg", "icount"), default="auto")
     ap.add_argument("--tcg-threads", choices=("multi", "single"), default="multi",
                     help="under TCG: a host thread per vCPU, or one for all")
     ap.add_argument("--pin-vcpus", type=int, choices=(0, 1), default=0,
@@ -410,6 +431,11 @@ def run(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     host_cpus = os.cpu_count()
+    if args.accel == "icount" and args.vcpus != 1:
+        # lab/settings.toml, ACCEL: QEMU 7.2 hangs at SMP bring-up there.
+        print(f"mutexlab: error: --accel icount needs 1 vCPU, got {args.vcpus}",
+              file=sys.stderr)
+        return 2
     if args.vcpus > host_cpus:
         print(f"mutexlab: warning: {args.vcpus} vCPUs on {host_cpus} host CPUs:"
               " vCPUs will be preempted by the host, spinning will suffer",
@@ -422,6 +448,8 @@ def run(args):
               file=sys.stderr)
         return INTERRUPTED_STATUS.get(str(e) or "SIGINT", 130)
     append = f"{BASE_APPEND} {args.append}".strip()
+    # Under icount the guest's TSC and timers both follow its instruction
+    # count: its own calibration is exact there.
     if accel == "tcg":
         lpj = tcg_lpj(args.kernel)
         if lpj:
@@ -435,13 +463,14 @@ def run(args):
                              args.tcg_threads)
     (out / "qemu-cmd.json").write_text(json.dumps(cmd, indent=1) + "\n")
     (out / "qemu-cmd.sh").write_text(shlex.join(cmd) + "\n")
-    watchdog = watchdog_seconds(args.expected_run_s, args.vcpus, host_cpus)
+    watchdog = watchdog_seconds(args.expected_run_s, args.vcpus, host_cpus, accel)
     print(f"mutexlab: booting {args.vcpus} vCPUs under {accel} ({accel_reason});"
           f" watchdog {watchdog:.0f}s", flush=True)
     outcome = run_guest(cmd, out, watchdog, console_channel(append),
-                        args.vcpus if args.pin_vcpus else 0)
+                        args.vcpus if args.pin_vcpus else 0,
+                        "instructions" if accel == "icount" else "host")
     outcome.update(accel=accel, accel_reason=accel_reason, vcpus=args.vcpus,
-                   tcg_threads=args.tcg_threads if accel == "tcg" else None,
+                   tcg_threads={"tcg": args.tcg_threads, "icount": "single"}.get(accel),
                    host_cpus=host_cpus, mem_mb=args.mem_mb, append=append)
     (out / "run.json").write_text(json.dumps(outcome, indent=1) + "\n")
     if outcome["outcome"] != "ok":

@@ -62,6 +62,7 @@ class Setting:
     why: str = ""
     record: tuple = ()
     comparable: bool = False
+    requires: dict = None
 
     def default_for(self, job):
         if isinstance(self.default, dict):
@@ -178,11 +179,21 @@ def resolve(job, env):
             if default is None:
                 continue
             value = fill(default, values, job)
+            if s.type == "counts":
+                # QUICK's "1,{vcpus},{2vcpus}" at VCPUS=1 would run the
+                # 1-thread point twice a repetition.
+                value = ",".join(dict.fromkeys(value.split(",")))
         if s.type != "checked":
             problem = s.problem(value)
             if problem:
                 raise SettingsError(problem)
         values[s.name] = value
+    for s in of_job(job):
+        needed = (s.requires or {}).get(values.get(s.name), {})
+        for other, value in needed.items():
+            if other in values and values[other] != value:
+                raise SettingsError(f"{s.name}={values[s.name]} needs {other}={value}, "
+                                    f"got {other}={values[other]}")
     return {s.name: values[s.name] for s in of_job(job) if s.name in values}
 
 

@@ -234,3 +234,15 @@ def test_thread_axes_stay_readable_up_to_128_vcpus(ticks, scale):
     assert ax.get_xscale() == scale
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(t) for t in ticks]
     plt.close(fig)
+
+
+@pytest.mark.parametrize("accel, flagged", [("icount", True), ("tcg", False)])
+def test_against_baseline_knows_an_instruction_clock(accel, flagged):
+    """make compare under ACCEL=icount: boots that agree exactly are
+    noiseless there (analysis/stats.py), as in make regress."""
+    def variant(rate):
+        return {"boots": [(i, {("uncontended", 1, "throughput"): rate}) for i in (1, 2)],
+                "manifests": [{"accel": accel}] * 2}
+    rows = compare.against_baseline(
+        {"owner-field": variant(9.481e6), "slow": variant(8.89e6)}, "owner-field")["slow"]
+    assert rows[0]["regression"] is flagged

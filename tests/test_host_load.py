@@ -77,6 +77,20 @@ def test_disturbed_points_are_marked_counted_and_left_out(tmp_path):
     assert any("4 new repetition(s) left out" in w for w in report["warnings"])
 
 
+def test_under_icount_a_busy_host_disturbs_nothing():
+    """The guest's clock counts its instructions: a busy host is recorded,
+    and keeps every repetition."""
+    intervals = [{"other_cpus": 0.01}, {"other_cpus": 1.9}]
+    parsed = {"points": [{"rep": r} for r in (1, 2)]}
+    results.attach_host_load(parsed, {"guest_clock": "instructions",
+                                      "points": intervals})
+    assert [results.is_disturbed(p) for p in parsed["points"]] == [False, False]
+    assert parsed["points"][1]["host"]["other_cpus"] == 1.9
+    parsed = {"points": [{"rep": r} for r in (1, 2)]}
+    results.attach_host_load(parsed, {"guest_clock": "host", "points": intervals})
+    assert [results.is_disturbed(p) for p in parsed["points"]] == [False, True]
+
+
 def test_a_comparison_with_every_rep_disturbed_says_so(tmp_path):
     sets = write_boots(tmp_path, "a", {2: 2e6}, boots=2)
     for path in sets:

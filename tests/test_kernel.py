@@ -4,6 +4,7 @@
 These build owner-field once (minutes on a cold cache, seconds warm) and boot
 it a few times under QEMU with short runs.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -137,6 +138,49 @@ def test_eight_vcpus_run_under_tcg_with_sixteen_threads(tmp_path):
     assert results["meta"]["online_cpus"] == 8
     assert {p["threads"] for p in results["points"]
             if p["workload"] == "contended"} == {1, 8, 16}
+
+
+@contextlib.contextmanager
+def every_host_cpu_busy():
+    """A process spinning on each of the host's CPUs, for as long as the
+    block runs."""
+    spinners = [subprocess.Popen(["/usr/bin/python3", "-c", "while True: pass"])
+                for _ in range(os.cpu_count())]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def test_icount_readings_do_not_follow_a_busy_host(tmp_path):
+    """Under ACCEL=icount the guest's clock counts its instructions: a boot
+    on a host whose every CPU another process keeps busy reads what a boot
+    on a quiet host reads, and loses no repetition to the load. (Under TCG
+    the same boot reads about half: the guest's clock is the host's.)"""
+    run = dict(VARIANT="owner-field", ACCEL="icount", VCPUS=1,
+               WORKLOADS="uncontended,contended", THREADS="1", CS_LOOPS="16",
+               THINK_LOOPS="0", PIN="0", PLOTS=0, **SHORT_RUN)
+    quiet = run_make("bench", tmp_path / "quiet", **run)
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    with every_host_cpu_busy():
+        busy = run_make("bench", tmp_path / "busy", **run)
+    assert busy.returncode == 0, busy.stderr[-3000:]
+    readings = {}
+    for name in ("quiet", "busy"):
+        (result_set,) = result_sets(tmp_path / name / "results", "owner-field")
+        assert check_result_set(result_set) == []
+        assert json.loads((result_set / "manifest.json").read_text())["accel"] == "icount"
+        points = json.loads((result_set / "results.json").read_text())["points"]
+        readings[name] = {(p["workload"], p["rep"]): p["per_sec"] for p in points}
+        if name == "busy":
+            # The host really was busy, and that took no repetition away.
+            assert min(p["host"]["other_cpus"] for p in points) > 0.5
+            assert not any(p["host"]["disturbed"] for p in points)
+    assert readings["busy"].keys() == readings["quiet"].keys()
+    for key, rate in readings["quiet"].items():
+        assert readings["busy"][key] == pytest.approx(rate, rel=0.01), key
 
 
 def test_results_on_the_console_alone_make_the_same_set(tmp_path):

@@ -104,6 +104,50 @@ def test_command_is_a_list_with_separate_channels(tmp_path):
 def test_watchdog_grows_with_requested_time():
     assert qemu_runner.watchdog_seconds(100) > qemu_runner.watchdog_seconds(10)
     assert qemu_runner.watchdog_seconds(10) > 10
+    # A guest second under icount is 10^9 instructions of one host thread.
+    assert (qemu_runner.watchdog_seconds(10, accel="icount")
+            > qemu_runner.ICOUNT_HOST_S_PER_GUEST_S * (qemu_runner.BOOT_ALLOWANCE_S + 20))
+
+
+def test_icount_counts_instructions_on_one_host_thread(tmp_path):
+    cmd = qemu_runner.build_qemu_command("qemu", "icount", 1, 512, "k", "i", "",
+                                         tmp_path)
+    assert cmd[cmd.index("-accel") + 1] == "tcg,thread=single"
+    assert cmd[cmd.index("-icount") + 1] == "shift=0,sleep=off"
+    assert "-icount" not in qemu_runner.build_qemu_command(
+        "qemu", "tcg", 1, 512, "k", "i", "", tmp_path)
+
+
+def test_icount_with_two_vcpus_is_refused_before_qemu_starts(tmp_path):
+    proc = subprocess.run(
+        ["/usr/bin/python3", str(LAB_ROOT / "guest" / "qemu_runner.py"),
+         "--kernel", "k", "--initrd", "i", "--out", str(tmp_path / "out"),
+         "--accel", "icount", "--vcpus", "2", "--expected-run-s", "5",
+         "--cache-dir", str(tmp_path / "cache"), "--qemu", str(tmp_path / "no-qemu")],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "--accel icount needs 1 vCPU, got 2" in proc.stderr
+    assert not (tmp_path / "out" / "run.json").exists()
+
+
+def test_an_icount_run_says_its_guest_clock_counts_instructions(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_QEMU_SCENARIO", "ok")
+    # What a TCG guest would get on a host with a constant TSC.
+    monkeypatch.setattr(qemu_runner, "tcg_lpj", lambda kernel: 8384104)
+    out = tmp_path / "out"
+    assert qemu_runner.main([
+        "--kernel", str(tmp_path / "bzImage"), "--initrd", str(tmp_path / "initrd"),
+        "--out", str(out), "--accel", "icount", "--vcpus", "1",
+        "--expected-run-s", "5", "--cache-dir", str(tmp_path / "cache"),
+        "--qemu", str(FAKE_QEMU)]) == 0
+    run = json.loads((out / "run.json").read_text())
+    assert (run["accel"], run["tcg_threads"]) == ("icount", "single")
+    # The guest calibrates its delay loop against its own instruction clock.
+    assert "lpj=" not in run["append"]
+    cmd = json.loads((out / "qemu-cmd.json").read_text())
+    assert cmd[cmd.index("-icount") + 1] == "shift=0,sleep=off"
+    load = json.loads((out / "host-load.json").read_text())
+    assert load["guest_clock"] == "instructions"
 
 
 def test_follower_returns_only_complete_lines(tmp_path):

@@ -46,6 +46,38 @@ def test_ties_are_exact_and_cannot_fake_significance():
     assert same["p_exact"] == 1.0
 
 
+def test_boots_that_agree_exactly_on_an_instruction_clock_have_no_noise():
+    """Under ACCEL=icount a row's boots can agree to the last digit: the t
+    test's limit, not the exact test's floor (0.5 at 2 pairs)."""
+    c = stats.boot_comparison([9.481e6] * 2, [8.89e6] * 2, paired=True,
+                              noiseless_when_equal=True)
+    assert c["p_value"] == 0.0 and c["p_exact"] == pytest.approx(0.5)
+    assert c["ci95"] == [pytest.approx(c["change"])] * 2
+    assert c["change"] == pytest.approx(-0.0623, abs=1e-4)
+    assert stats.mde(c, 0.05) == 0.0
+    same = stats.boot_comparison([7, 7], [7, 7], paired=True, noiseless_when_equal=True)
+    assert same["p_value"] == 1.0
+    # Boots that spread are judged by the t test as ever.
+    spread = stats.boot_comparison([100, 101], [90, 92], paired=True,
+                                   noiseless_when_equal=True)
+    assert 0 < spread["p_value"] < 1 and "noiseless" not in spread
+
+
+@pytest.mark.parametrize("accel, flagged", [("icount", True), ("tcg", False)])
+def test_a_deterministic_slowdown_is_flagged_only_on_an_instruction_clock(
+        tmp_path, accel, flagged):
+    """The power run of 2026-12-07 (slow-lock, 2 boots a side under icount)
+    read -6.2% in every boot, and 2 of 10 comparisons called it noise."""
+    base = [write_set(tmp_path, "a", f"2026120{i}T000000Z-vm", {1: 9.481e6},
+                      reps=1, accel=accel) for i in (1, 3)]
+    new = [write_set(tmp_path, "b", f"2026120{i}T000000Z-vm", {1: 8.89e6},
+                     reps=1, accel=accel) for i in (2, 4)]
+    report = regress.regress(joined(base), joined(new), tmp_path)
+    (row,) = [r for r in report["rows"] if r["metric"] == "throughput"]
+    assert row["regression"] is flagged
+    assert row["verdict"] == ("REGRESSION" if flagged else "noise")
+
+
 def test_one_boot_per_side_says_nothing_of_the_noise():
     c = stats.boot_comparison([100], [80], paired=True)
     assert c["change"] == pytest.approx(-0.2)
@@ -97,7 +129,7 @@ def test_boots_for_is_the_least_count_whose_mde_reaches_the_change(paired, boots
 
 
 def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50,
-              duration_ms=1000, boot=1.0):
+              duration_ms=1000, boot=1.0, accel="tcg"):
     """A result set: one boot, whose every point is scaled by boot."""
     path = root / variant / stamp
     path.mkdir(parents=True)
@@ -110,7 +142,7 @@ def write_set(root, variant, stamp, per_sec, p99=4096, reps=5, cs_loops=50,
                            "latency_ns": {"p50": 1024, "p99": p99}})
     (path / "results.json").write_text(json.dumps({"points": points}))
     (path / "manifest.json").write_text(json.dumps(
-        {"variant": variant, "outcome": "ok", "vcpus": 2, "accel": "tcg",
+        {"variant": variant, "outcome": "ok", "vcpus": 2, "accel": accel,
          "parameters": {"cs_loops": str(cs_loops),
                         "duration_ms": str(duration_ms)}}))
     return path

@@ -32,6 +32,13 @@ def test_the_sweep_and_the_guest_grow_with_the_vcpus(vcpus, threads, mem_mb):
     assert settings.resolve("check", {"VCPUS": vcpus})["MEM_MB"] == mem_mb
 
 
+def test_a_filled_in_default_names_each_thread_count_once():
+    assert settings.resolve("bench", {"QUICK": "1", "VCPUS": "1"})["THREADS"] == "1,2"
+    assert settings.resolve("bench", {"QUICK": "1", "VCPUS": "2"})["THREADS"] == "1,2,4"
+    # What a user gives is theirs.
+    assert settings.resolve("bench", {"THREADS": "1,1"})["THREADS"] == "1,1"
+
+
 def test_check_defaults_follow_the_profile():
     values = settings.resolve("check", {})
     assert values["RELEASE_WINDOW_NS"] == "1000000"
@@ -61,7 +68,7 @@ def test_quick_and_full_change_only_the_unset():
     ("THREADS", "1,1024", "1,x", "THREADS: 'x' is not an integer from 1 to 1024"),
     ("PIN", "1,0", "0,1,0", "PIN must be up to 2"),
     ("PLOTS", "0", "yes", "PLOTS takes 0 or 1"),
-    ("ACCEL", "kvm", "xen", "ACCEL must be auto, kvm, tcg"),
+    ("ACCEL", "kvm", "xen", "ACCEL must be auto, kvm, tcg, icount"),
     ("WORKLOADS", "locktorture_cs", "contended,nope", "unknown workload 'nope'"),
     ("JOBS", "4096", "abc", "JOBS must be an integer from 1 to 4096"),
 ])
@@ -70,6 +77,16 @@ def test_each_type_takes_good_values_and_names_bad_ones(name, good, bad, message
     with pytest.raises(settings.SettingsError) as e:
         settings.resolve("bench", {name: bad})
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("job", ["bench", "check", "compare"])
+def test_icount_takes_one_vcpu_only(job):
+    """QEMU 7.2 hangs at SMP bring-up under icount: refused before a build."""
+    assert settings.resolve(job, {"ACCEL": "icount", "VCPUS": "1"})["ACCEL"] == "icount"
+    with pytest.raises(settings.SettingsError,
+                       match="ACCEL=icount needs VCPUS=1, got VCPUS=2"):
+        settings.resolve(job, {"ACCEL": "icount", "VCPUS": "2"})
+    assert settings.resolve(job, {"ACCEL": "tcg", "VCPUS": "2"})["VCPUS"] == "2"
 
 
 def test_checks_are_checked_against_the_catalog():
