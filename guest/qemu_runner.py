@@ -435,7 +435,8 @@ def run(args):
         # lab/settings.toml, ACCEL: QEMU 7.2 hangs at SMP bring-up there.
         print(f"mutexlab: error: --accel icount needs 1 vCPU, got {args.vcpus}"
               " (QEMU before 8.1 gives the first vCPU the whole instruction"
-              " budget: the others never run)", file=sys.stderr)
+              " budget: the others run only when it halts or pauses)",
+              file=sys.stderr)
         return 2
     if args.vcpus > host_cpus:
         print(f"mutexlab: warning: {args.vcpus} vCPUs on {host_cpus} host CPUs:"

@@ -127,6 +127,8 @@ def test_icount_with_two_vcpus_is_refused_before_qemu_starts(tmp_path):
         capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "--accel icount needs 1 vCPU, got 2" in proc.stderr
+    # and why: the user may reach for a newer QEMU.
+    assert "QEMU before 8.1 gives the first vCPU" in proc.stderr
     assert not (tmp_path / "out" / "run.json").exists()
 
 
