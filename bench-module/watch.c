@@ -35,8 +35,10 @@
  * run on undelayed, but a locker stopped half-way still has all its
  * remaining steps to take before its mutex_lock() returns: so after an
  * unlocking task's access that left the mutex unlocked (mutex_is_locked(),
- * the API's own answer, not a release point the design marks), the delay
- * is up to release_delay_us instead, one time in two.
+ * the API's own answer, not a release point the design marks), one time
+ * in two, the unlocking task first waits while another worker is inside
+ * mutex_lock() on a CPU, until a task takes the mutex, for up to
+ * release_delay_us (longer than a locker's own delay).
  *
  * The control: every CONTROL_EVERY-th unlock, the harness reads the mutex
  * once right after mutex_unlock() returns, still marked as unlocking, as a
@@ -62,9 +64,9 @@ static unsigned int watch_delay_us = 20;
 module_param(watch_delay_us, uint, 0444);
 MODULE_PARM_DESC(watch_delay_us, "Longest random delay after each access of an unlocking task, us");
 
-static unsigned int release_delay_us = 2000;
+static unsigned int release_delay_us = 10000;
 module_param(release_delay_us, uint, 0444);
-MODULE_PARM_DESC(release_delay_us, "Longest random delay after an unlocking task's access that left the mutex unlocked, us");
+MODULE_PARM_DESC(release_delay_us, "Longest wait for a running locker after an unlocking task's access that left the mutex unlocked, us");
 
 static unsigned int locker_delay_every = 2;
 module_param(locker_delay_every, uint, 0444);
@@ -114,6 +116,7 @@ struct watch_run {
 	atomic_t holder;	/* the worker between lock and unlock, or -1 */
 	atomic_t nr_hits, control_hits;
 	atomic64_t traps, unlock_traps, locker_delays, release_delays;
+	atomic64_t release_wait_us;
 	/* The self-test: which kinds of access trap on this machine. */
 	struct task_struct *prober;
 	atomic_t probe_traps;
@@ -165,18 +168,44 @@ static void record_hit(struct watch_run *run, struct watch_worker *w,
 }
 
 /*
- * The longest delay after an unlocking task's access: release_delay_us,
- * one time in two, when the access left the mutex unlocked. The handler
- * runs with the debug registers off, so reading the mutex does not trap.
+ * Whether another worker is inside mutex_lock() and on a CPU: a locker
+ * that may be half-way through its steps and needs no wakeup to finish
+ * them. A sleeping one is not counted: its wakeup may be the very step
+ * the unlocking task has yet to take.
  */
-static unsigned int unlock_delay_us(struct watch_run *run,
-				    struct watch_worker *w)
+static bool locker_on_cpu(struct watch_run *run, struct watch_worker *self)
 {
-	if (!mutex_is_locked(run->lock) && prandom_u32_state(&w->rnd) & 1) {
-		atomic64_inc(&run->release_delays);
-		return release_delay_us;
+	int i;
+
+	for (i = 0; i < run->nr_workers; i++) {
+		struct watch_worker *v = &run->workers[i];
+
+		if (v != self && READ_ONCE(v->in_lock) &&
+		    READ_ONCE(v->task->on_cpu))
+			return true;
 	}
-	return watch_delay_us;
+	return false;
+}
+
+/*
+ * After an unlocking task's access that left the mutex unlocked, one time
+ * in two: wait while a locker is on a CPU, until a task takes the mutex,
+ * for up to release_delay_us. A random delay (2 ms, before) ended before a
+ * locker still in its own delay got there most times; this one ends as
+ * soon as it got there, or as soon as nobody can. The handler runs with
+ * the debug registers off, so reading the mutex does not trap; it runs as
+ * an NMI does, so it counts udelay()s rather than reading a clock.
+ */
+static void wait_for_a_running_locker(struct watch_run *run,
+				      struct watch_worker *w)
+{
+	unsigned int us;
+
+	atomic64_inc(&run->release_delays);
+	for (us = 0; us < release_delay_us && locker_on_cpu(run, w) &&
+	     atomic_read(&run->acquired) == w->acquired_at_unlock; us++)
+		udelay(1);
+	atomic64_add(us, &run->release_wait_us);
 }
 
 /* Runs in the debug exception, after the access, on the accessing CPU. */
@@ -212,7 +241,9 @@ static void watch_trap(struct perf_event *bp, struct perf_sample_data *data,
 	atomic64_inc(&run->unlock_traps);
 	if (w->stale)
 		record_hit(run, w, regs);
-	udelay(prandom_u32_state(&w->rnd) % (unlock_delay_us(run, w) + 1));
+	if (!mutex_is_locked(run->lock) && prandom_u32_state(&w->rnd) & 1)
+		wait_for_a_running_locker(run, w);
+	udelay(prandom_u32_state(&w->rnd) % (watch_delay_us + 1));
 	if (atomic_read(&run->acquired) != w->acquired_at_unlock)
 		w->stale = true;
 }
@@ -417,13 +448,14 @@ int run_watch(const struct check_args *a)
 	hits = atomic_read(&run->nr_hits);
 	control_hits = atomic_read(&run->control_hits);
 	results_record("check");
-	results_printf("\"check\":\"watch\",\"method\":\"hw_breakpoint\",\"threads\":%u,\"duration_ms\":%u,\"watch_delay_us\":%u,\"mutex_bytes\":%zu,\"watched_bytes\":%d,\"acquisitions\":%d,\"unlocks\":%llu,\"raced_unlocks\":%llu,\"traps\":%lld,\"unlock_traps\":%lld,\"release_delay_us\":%u,\"release_delays\":%lld,\"locker_delay_us\":%u,\"locker_delays\":%lld,\"control_reads\":%llu,\"control_caught\":%d,\"hits\":%d,",
+	results_printf("\"check\":\"watch\",\"method\":\"hw_breakpoint\",\"threads\":%u,\"duration_ms\":%u,\"watch_delay_us\":%u,\"mutex_bytes\":%zu,\"watched_bytes\":%d,\"acquisitions\":%d,\"unlocks\":%llu,\"raced_unlocks\":%llu,\"traps\":%lld,\"unlock_traps\":%lld,\"release_delay_us\":%u,\"release_delays\":%lld,\"release_wait_us\":%lld,\"locker_delay_us\":%u,\"locker_delays\":%lld,\"control_reads\":%llu,\"control_caught\":%d,\"hits\":%d,",
 		       nr_threads, a->duration_ms, watch_delay_us, sizeof(*run->lock),
 		       watched,
 		       atomic_read(&run->acquired), unlocks, stale,
 		       atomic64_read(&run->traps),
 		       atomic64_read(&run->unlock_traps), release_delay_us,
-		       atomic64_read(&run->release_delays), locker_delay_us,
+		       atomic64_read(&run->release_delays),
+		       atomic64_read(&run->release_wait_us), locker_delay_us,
 		       atomic64_read(&run->locker_delays), control_reads,
 		       control_hits, hits);
 	watch_report_probes(probe_trapped);
