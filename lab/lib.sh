@@ -213,6 +213,20 @@ channel_append() {
 	[ "$RESULTS_CHANNEL" = serial ] || printf 'mutexlab.channel=%s\n' "$RESULTS_CHANNEL"
 }
 
+# The kernel parameters a kernel of BUILD_DIR needs, whatever it runs.
+# KASAN (the check and debug profiles) boots with 4-level paging: its test
+# of whether an address has shadow follows pgtable_l5_enabled(), the LA57
+# bit of boot_cpu_data, which identify_cpu() clears and sets again at boot
+# (6.1's arch/x86/kernel/cpu/common.c), so an interrupt in that window read
+# its irq_desc, a 5-level direct-map address, as a wild access and
+# panicked the guest (CI, count-only's free_article, 2026-12-07). TCG's
+# -cpu max and newer hosts offer LA57; 4-level paging has no such window.
+kernel_append() {
+	if grep -qsx 'CONFIG_KASAN=y' "$1/.config"; then
+		printf 'no5lvl\n'
+	fi
+}
+
 # Usage: boot_guest BUILD_DIR INITRAMFS OUT_DIR EXPECTED_RUN_S APPEND [TCG_THREADS]
 # One boot of the (variant, profile) kernel in BUILD_DIR; QEMU's files go to
 # OUT_DIR. Fails when the guest crashed, hung or reported a failed load.
@@ -230,7 +244,7 @@ boot_guest() {
 		--initrd "$2" --out "$3" --vcpus "$VCPUS" --mem-mb "$MEM_MB" \
 		--accel "$ACCEL" --pin-vcpus "$VCPU_PIN" \
 		--expected-run-s "$4" --cache-dir "$LAB_CACHE" \
-		--append "$5" --tcg-threads "${6:-multi}" &
+		--append "$5 $(kernel_append "$1")" --tcg-threads "${6:-multi}" &
 	pid=$!
 	# A trapped signal ends `wait` early: wait until the runner is done.
 	until wait "$pid"; status=$?; ! kill -0 "$pid" 2>/dev/null; do :; done

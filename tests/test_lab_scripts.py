@@ -217,6 +217,24 @@ def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path):
     assert r.returncode != 0 and "cannot create" in r.stderr, r.stderr
 
 
+def test_a_kasan_kernel_boots_with_four_level_paging(tmp_path):
+    """A KASAN guest panicked at boot when an interrupt came while
+    identify_cpu() had cleared the LA57 bit that KASAN's address test reads
+    (lab/lib.sh kernel_append): KASAN kernels get no5lvl, others nothing."""
+    appended = {}
+    for profile, kasan in (("check", "CONFIG_KASAN=y"),
+                           ("bench", "# CONFIG_KASAN is not set")):
+        build = tmp_path / profile
+        build.mkdir()
+        (build / ".config").write_text(f"CONFIG_64BIT=y\n{kasan}\n")
+        r = subprocess.run(["bash", "-c", 'source "$1/lab/lib.sh"; kernel_append "$2"',
+                            "_", str(LAB_ROOT), str(build)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        appended[profile] = r.stdout.split()
+    assert appended == {"check": ["no5lvl"], "bench": []}
+
+
 def test_a_saved_reference_keeps_the_numbers_not_the_logs(tmp_path):
     """The copy holds each pooled set's manifest, steps and numbers (written
     without indentation), rounds that name the copies, and no console."""
