@@ -27,8 +27,12 @@ compare:
 	@$(PYTHON) lab compare
 
 # Did NEW get worse than BASE? Result set folders, or VARIANT[:N] for the
-# newest N sets, each set one boot; exit status 1 on a regression, 3 when
-# nothing could be judged (fewer than 2 boots a side).
+# newest N sets, each set one boot. Each row reads slower, not slower than
+# THRESHOLD, or cannot tell; the last line printed is the comparison's
+# verdict. It fails when `python3 lab regress` does (a row slower, bad
+# input, nothing judged, a row that cannot tell with STRICT=1), but GNU make
+# reports every failed recipe as its own status 2: a script that needs the
+# verdict's status runs `python3 lab regress` (1, 2, 3, 4; README).
 regress:
 	@$(PYTHON) lab regress
 

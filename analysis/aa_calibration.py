@@ -7,7 +7,8 @@ Usage: analysis/aa_calibration.py [--per-side K] [--threshold PCT]
 SETs are result set folders (one boot each); they are grouped by variant.
 Every split of a variant's boots into two disjoint groups of K (default 2)
 is one A/A comparison, judged exactly as make regress judges (boots paired
-in start order, Holm over the rows): any flag is a false alarm. Where a
+in start order where the two groups interleave in time, unpaired where they
+do not; Holm over the rows): any flag is a false alarm. Where a
 variant has more such splits than --sample (default 500), that many are
 drawn at random (a fixed seed: the same boots give the same answer). Prints the
 family-wise false-alarm rate (comparisons that flagged anything) and the
@@ -27,7 +28,8 @@ import sys
 from pathlib import Path
 
 import regress
-from sets import BadSet, load_bench_set
+import verdicts
+from sets import BadSet, interleaved, load_bench_set
 
 
 def splits(boots, per_side):
@@ -76,28 +78,37 @@ def calibrate(set_dirs, per_side=2, threshold=0.05, alpha=0.05, sample=500):
         results, manifest = load_bench_set(d)
         manifests.append(manifest)
         by_variant.setdefault(manifest.get("variant", "?"), []).append(
-            regress.boot_estimates(results["points"]))
+            (d.name, results["points"]))
     instruction_clock = regress.counts_instructions(manifests)
     comparisons = []
     for variant, boots in sorted(by_variant.items()):
         indexed = list(range(len(boots)))
         for base, new in sampled_splits(indexed, per_side, sample):
-            rows = regress.compare([boots[i] for i in base], [boots[i] for i in new],
-                                   True, tuple(regress.METRICS), threshold, alpha,
+            # Paired as make regress pairs them: where they interleave.
+            paired = interleaved([boots[i][0] for i in base], [boots[i][0] for i in new])
+            rows = regress.compare([boots[i][1] for i in base], [boots[i][1] for i in new],
+                                   paired, tuple(regress.METRICS), threshold, alpha,
                                    instruction_clock)
             comparisons.append({"variant": variant, "base": base, "new": new,
+                                "paired": paired,
                                 "flagged": [f"{r['series']} {r['threads']} {r['metric']}"
                                             for r in rows if r["regression"]],
+                                "verdicts": verdicts.counts(rows),
                                 "rows": rows})
     if not comparisons:
         raise ValueError(f"no variant has {2 * per_side} boots to split")
     return comparisons
 
 
-def summary(comparisons):
+def summary(comparisons, threshold=0.05):
     flagged = sum(bool(c["flagged"]) for c in comparisons)
+    paired = sum(c["paired"] for c in comparisons)
     lines = [f"{flagged} of {len(comparisons)} A/A comparisons flagged a "
-             f"regression ({100 * flagged / len(comparisons):.1f}%)"]
+             f"regression ({100 * flagged / len(comparisons):.1f}%); "
+             f"{paired} paired (their boots interleaved), "
+             f"{len(comparisons) - paired} unpaired"]
+    rows = [r for c in comparisons for r in c["rows"]]
+    lines.append("  rows: " + verdicts.counts_line(rows, threshold))
     kinds = {}
     for c in comparisons:
         for r in c["rows"]:
@@ -133,7 +144,7 @@ def main(argv):
     except (BadSet, ValueError) as e:
         print(f"aa_calibration: {e}", file=sys.stderr)
         return 2
-    print(summary(comparisons))
+    print(summary(comparisons, args.threshold / 100))
     if args.json:
         Path(args.json).write_text(json.dumps(comparisons, indent=1) + "\n")
     return 0

@@ -4,14 +4,17 @@
 
 Usage: analysis/compare.py OUT_DIR RESULT_SET... [--baseline VARIANT]
                            [--checks-dir RESULTS_DIR] [--baseline-from RESULTS_DIR]
-Pools the repetitions of every result set of a variant (the rounds of an
-interleaved run), then writes OUT_DIR/report.md and its plots (PNG and SVG):
-throughput, latency percentiles, fairness and how locks were acquired against
-threads, one panel per series (workload and settings: critical section C and
-think time W in loops, pinned or not), each variant against the baseline
-(default owner-field). Correctness
-verdicts come from the newest `make check` set of each variant under
---checks-dir, when there is one.
+Each result set is one boot. Every figure, table and sentence of the
+report comes from one estimate per boot and row (make regress's:
+regress.boot_estimates), and its intervals from the boots: each design
+against the baseline (default owner-field) as make regress judges it,
+with the three verdicts (analysis/verdicts.py); the recommendation counts
+those verdicts (analysis/recommend.py). Writes OUT_DIR/report.md and its
+plots (PNG and SVG): throughput, latency percentiles, fairness and how
+locks were acquired against threads, one panel per series (workload and
+settings: critical section C and think time W in loops, pinned or not).
+Correctness verdicts come from the newest `make check` set of each variant
+under --checks-dir, when there is one.
 """
 import argparse
 import json
@@ -19,11 +22,15 @@ import statistics
 import sys
 from pathlib import Path
 
-from plots import median_ci, plot_fairness, plot_latency, plot_throughput, plot_ways
-from regress import COMPARABLE, boot_estimates, settings
+from plots import plot_fairness, plot_latency, plot_throughput, plot_ways
+from regress import COMPARABLE, settings
+import recommend
 import regress
-from results import fmt, is_disturbed
-from sets import BadSet, is_complete, load_bench_set, machine, newest_sets, read_json
+import stats
+import verdicts
+from results import fmt
+from sets import (BadSet, interleaved, is_complete, load_bench_set, machine,
+                  newest_sets, read_json)
 
 
 class MixedSettings(Exception):
@@ -48,7 +55,9 @@ def newest_alike(results_dir, variant, like):
 
 
 def load_sets(paths, mix_machines=False):
-    """{variant: {"points": [...], "manifests": [...]}} pooled over sets;
+    """{variant: {"points": [...], "boots": [(set name, points)],
+    "manifests": [...]}}, the boots in start order once estimates() sorts
+    them;
     MixedSettings when they were measured differently, or on different
     machines unless mix_machines."""
     variants = {}
@@ -72,9 +81,7 @@ def load_sets(paths, mix_machines=False):
                                     {"points": [], "manifests": [], "loop_ps": [],
                                      "atomic_pair_ps": [], "boots": []})
         entry["points"] += results["points"]
-        entry["boots"].append((path.name, boot_estimates(results["points"])))
-        entry["disturbed"] = (entry.get("disturbed", 0)
-                              + sum(is_disturbed(p) for p in results["points"]))
+        entry["boots"].append((path.name, results["points"]))
         entry["manifests"].append(manifest)
         entry["loop_ps"].append((results.get("meta") or {}).get("loop_ps"))
         entry["atomic_pair_ps"].append((results.get("meta") or {}).get("atomic_pair_ps"))
@@ -96,21 +103,31 @@ def machine_line(variants):
     return line
 
 
-def design_figures(variants):
-    """{variant: {uncontended (median, low, high) ns, the same boots' floor
-    (two fast-path atomics, ns) and the pair's ratio to it, sizeof, text
-    bytes}}."""
+def estimates(variants, left_out):
+    """{variant: [(set name, regress.boot_estimates)] in start order}:
+    the one estimate per boot and row that every figure uses."""
+    return {v: [(name, regress.boot_estimates(points, left_out))
+                for name, points in sorted(d["boots"], key=lambda b: b[0])]
+            for v, d in variants.items()}
+
+
+def design_figures(variants, boot_estimates):
+    """{variant: {uncontended ns per pair (mean over boots, 95% interval
+    over boots), the same boots' floor (two fast-path atomics, ns) and
+    the pair's ratio to it, sizeof, text bytes}}."""
     out = {}
     for variant, data in variants.items():
         m = data["manifests"][0]
-        unc = [p["per_sec"] for p in data["points"] if p["workload"] == "uncontended"]
+        unc = [est[("uncontended", 1, "throughput")] for _, est in boot_estimates[variant]
+               if ("uncontended", 1, "throughput") in est]
         ns = None
         if unc:
-            med, low, high = median_ci(unc)
-            ns = (1e9 / med, 1e9 / high, 1e9 / low)
+            centre, low, high = stats.boot_mean_ci(unc)
+            ns = (1e9 / centre, high and 1e9 / high, low and 1e9 / low)
         floors = [ps / 1000 for ps in data["atomic_pair_ps"] if ps]
         floor = statistics.median(floors) if floors else None
-        out[variant] = {"uncontended_ns": ns, "atomic_floor_ns": floor,
+        out[variant] = {"uncontended_ns": ns, "uncontended_boots": len(unc),
+                        "atomic_floor_ns": floor,
                         "over_floor": ns[0] / floor if ns and floor else None,
                         "sizeof_mutex": m.get("sizeof_mutex"),
                         "mutex_text_bytes": m.get("mutex_text_bytes")}
@@ -154,26 +171,13 @@ def model_summary(properties):
     return "all hold" if not failing else "fails: " + ", ".join(failing)
 
 
-def contended_against(bands, variant, baseline):
-    """Median throughput ratios to the baseline at every contended series
-    and thread count, and at how many of them the two 95% bands overlap."""
-    ratios, overlap = [], 0
-    for (series, v), mine in bands.items():
-        base = bands.get((series, baseline), {})
-        if v != variant or not series.startswith("contended/"):
-            continue
-        for t in sorted(mine.keys() & base.keys()):
-            ratios.append(mine[t][0] / base[t][0])
-            overlap += mine[t][1] <= base[t][2] and base[t][1] <= mine[t][2]
-    return ratios, overlap, len(ratios)
-
-
-def recommend(variants, baseline, bands, figures, verdicts, models=None):
-    """Rows of the recommendation table, correctness first."""
+def design_rows(variants, baseline, boots, figures, checks, models, threshold,
+                alpha):
+    """Rows of the design table, correctness first, then each design's
+    throughput verdicts against the baseline by thread group."""
     rows = []
     for variant in variants:
-        v = verdicts.get(variant) or {}
-        ratios, overlap, points = contended_against(bands, variant, baseline)
+        v = checks.get(variant) or {}
         rows.append({
             "variant": variant,
             "mutual_exclusion": v.get("mutual_exclusion", "not checked"),
@@ -181,148 +185,190 @@ def recommend(variants, baseline, bands, figures, verdicts, models=None):
             "detection_methods": v.get("detection_methods") or {},
             "model": model_summary((models or {}).get(variant)),
             "gates": v.get("mutual_exclusion") == "ok" and v.get("free_safe") == "yes",
-            "worst_contended_ratio": min(ratios) if ratios else None,
-            "bands_overlapping": f"{overlap}/{points}",
-            "within_noise": points > 0 and overlap == points,
+            "speed": recommend.speed_by_group(boots.get(variant) or [], threshold, alpha),
             **figures[variant]})
-    passing = [r for r in rows if r["gates"] and r["worst_contended_ratio"] is not None]
-    best = max(passing, key=lambda r: (r["worst_contended_ratio"],
-                                       -(r["sizeof_mutex"] or 0)), default=None)
-    return rows, best
+    return rows
 
 
 def against_baseline(variants, baseline, threshold=0.05, alpha=0.05):
-    """{variant: make regress's rows against the baseline}, boots as the
-    unit, paired in start order when the counts match (interleaved rounds)."""
+    """{variant: make regress's rows against the baseline}, exactly as
+    make regress gives them for the same sets: paired where the two
+    designs' boots ran interleaved (sets.interleaved), unpaired otherwise,
+    the repetitions either side's host disturbed left out of both."""
     def in_order(v):
-        return [est for _, est in sorted(variants[v]["boots"], key=lambda b: b[0])]
+        return sorted(variants[v]["boots"], key=lambda b: b[0])
 
     out = {}
     for variant in variants:
         if variant == baseline:
             continue
         base, new = in_order(baseline), in_order(variant)
+        paired = interleaved([str(n) for n, _ in base], [str(n) for n, _ in new])
         out[variant] = regress.compare(
-            base, new, len(base) == len(new), tuple(regress.METRICS), threshold,
-            alpha, regress.counts_instructions(variants[baseline]["manifests"]
-                                               + variants[variant]["manifests"]))
+            [p for _, p in base], [p for _, p in new], paired,
+            tuple(regress.METRICS), threshold, alpha,
+            regress.counts_instructions(variants[baseline]["manifests"]
+                                        + variants[variant]["manifests"]))
     return out
 
 
-def boot_table(variant, baseline, rows, disturbed):
+def boot_table(variant, baseline, rows, threshold):
     tested = regress.family_size(rows)
     lines = [f"### {variant} against {baseline}", "",
              f"{rows[0]['boots'][0]} against {rows[0]['boots'][1]} boots"
-             f"{', paired by round' if rows[0]['paired'] else ', unpaired'}; "
-             f"Holm over {tested} rows at 0.05; MDE: the change this run "
-             f"would have caught with 80% power (at 0.05/{max(tested, 1)}). "
-             f"Repetitions left out as disturbed (another process kept the "
-             f"host busy): {disturbed[0]} of {baseline}, {disturbed[1]} of "
-             f"{variant}.", "",
+             f"{', paired by round' if rows[0]['paired'] else ', unpaired (Welch)'}; "
+             f"Holm over {tested} rows at 0.05; MDE: the change for the worse "
+             f"this run would have caught with 80% power (at 0.05/{max(tested, 1)}): "
+             "a drop of throughput, a rise of latency.", "",
+             verdicts.counts_line(rows, threshold) + ".", "",
              "| series | threads | metric | change | 95% CI | Holm p | MDE | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ci = (f"{100 * r['ci95'][0]:+.1f}% to {100 * r['ci95'][1]:+.1f}%"
               if r["ci95"] else "-")
         holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
-        mde = "-" if r["mde"] is None else regress.fmt_mde(r["mde"])
         lines.append(f"| {r['series']} | {r['threads']} | {r['metric']} | "
-                     f"{100 * r['change']:+.1f}% | {ci} | {holm} | {mde} | "
-                     f"{r['verdict'] or 'ok'} |")
+                     f"{100 * r['change']:+.1f}% | {ci} | {holm} | "
+                     f"{regress.fmt_signed_mde(r)} | **{r['verdict']}**: {r['why']} |")
     return lines + [""]
 
 
-def write_report(out_dir, variants, baseline, plots, rows, best, note, boots=None):
-    lines = ["# Mutex designs compared", "", f"Machine: {note}.", "",
-             "Variants: " + ", ".join(
-                 f"{v} ({len(d['manifests'])} result set(s), "
-                 f"{len(d['points'])} points)" for v, d in variants.items()), ""]
-    lines += ["## Recommendation", ""]
-    if best:
-        noise = (f" Its 95% bands overlap {baseline}'s at every contended "
-                 "series and thread count: the speed differences are within this run's noise, and "
-                 "the gates and the size decide." if best["within_noise"] else "")
-        lines.append(f"**{best['variant']}**: passes both correctness gates "
-                     f"(mutual exclusion, free-safety) and keeps at least "
-                     f"{best['worst_contended_ratio']:.3f}x of {baseline}'s "
-                     "median contended throughput at every contended series "
-                     "and thread count; "
-                     f"`sizeof(struct mutex)` {best['sizeof_mutex']}.{noise}")
-    else:
-        lines.append("No variant passes both correctness gates with benchmark "
-                     "numbers here: run `make check VARIANT=x` for each.")
-    lines += ["", "| variant | mutual exclusion | free-safe | SPIN model | "
-              f"worst contended / {baseline} (median) | 95% bands overlapping "
-              f"{baseline}'s | uncontended ns/pair (95% CI) | floor: 2 atomics, ns "
-              "| pair / floor | sizeof | mutex.o text |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+def speed_cell(row, group, threshold):
+    g = row["speed"].get(group)
+    if not g:
+        return "-"
+    return (f"{g[verdicts.SLOWER]} / {g[verdicts.NOT_SLOWER]} / {g[verdicts.CANNOT_TELL]}"
+            + (f" (MDE {verdicts.fmt_mde(g['median_mde'])})"
+               if g["median_mde"] is not None else ""))
+
+
+def design_table(rows, baseline, threshold):
+    groups = sorted({g for r in rows for g in r["speed"]}, key=recommend.group_order)
+    lines = ["| variant | mutual exclusion | free-safe | SPIN model | "
+             + "".join(f"{g}: slower / not slower / cannot tell | " for g in groups)
+             + "uncontended ns/pair (95% CI over boots) | floor: 2 atomics, ns "
+             "| pair / floor | sizeof | mutex.o text |",
+             "|---|---|---|---|" + "---|" * len(groups) + "---|---|---|---|---|"]
     for r in rows:
         ns = r["uncontended_ns"]
-        nstxt = f"{ns[0]:.1f} ({ns[1]:.1f}-{ns[2]:.1f})" if ns else "-"
+        if ns and ns[1] is not None:
+            nstxt = f"{ns[0]:.1f} ({ns[1]:.1f}-{ns[2]:.1f})"
+        elif ns:
+            nstxt = f"{ns[0]:.1f} (no interval: {r['uncontended_boots']} boot(s))"
+        else:
+            nstxt = "-"
+        cells = "".join(f"{speed_cell(r, g, threshold) if r['variant'] != baseline else 'baseline'} | "
+                        for g in groups)
         lines.append(f"| {r['variant']} | {r['mutual_exclusion']} | {r['free_safe']} | "
-                     f"{r.get('model', 'not verified')} | "
-                     f"{fmt(r['worst_contended_ratio'], '.3f')} | "
-                     f"{r['bands_overlapping']} | {nstxt} | "
+                     f"{r.get('model', 'not verified')} | {cells}{nstxt} | "
                      f"{fmt(r['atomic_floor_ns'], '.1f')} | {fmt(r['over_floor'], '.2f')} | "
                      f"{fmt(r['sizeof_mutex'], 'd')} | {fmt(r['mutex_text_bytes'], 'd')} |")
+    return lines
+
+
+def verdict_summary(boots, threshold):
+    """The report's first lines: every design's verdict counts."""
+    if not boots:
+        return ["Only one design: no comparison, no verdicts."]
+    return [f"- {variant} against the baseline: "
+            f"{verdicts.counts_line(rows, threshold)}" for variant, rows in boots.items()]
+
+
+def write_report(out_dir, variants, baseline, plots, rows, note, boots, drift,
+                 threshold=0.05):
+    lines = ["# Mutex designs compared", "", f"Machine: {note}.", "",
+             "Variants: " + ", ".join(
+                 f"{v} ({len(d['manifests'])} boot(s), "
+                 f"{len(d['points'])} points)" for v, d in variants.items()), ""]
+    lines += verdict_summary(boots, threshold) + [""]
+    lines += ["## Recommendation", ""]
+    lines += recommend.recommendation(rows, baseline, threshold) + [""]
+    lines += design_table(rows, baseline, threshold)
     lines += ["", "Correctness comes first: a design that fails a gate is not "
               "recommended whatever its speed. Mutual exclusion and free-safety "
               "are `make check`'s verdicts from booted kernels; the SPIN model "
               "column is `make verify`'s, every interleaving of the design's "
-              "lock-word protocol for 2 and 3 tasks. The floor is one acquire "
-              "and one release compare-and-exchange on a private word, timed in "
-              "the same boots (the fast path's atomics without a mutex): "
-              "pair / floor is what the design adds to them.", ""]
+              "lock-word protocol for 2 and 3 tasks. Speed is each group's "
+              f"throughput rows against {baseline}, counted by verdict (the boot "
+              "tables below; the MDE is the group's median). The floor is one "
+              "acquire and one release compare-and-exchange on a private word, "
+              "timed in the same boots (the fast path's atomics without a "
+              "mutex): pair / floor is what the design adds to them.", ""]
     lines += [f"- {r['variant']}: free-safety looked for by " + (", ".join(
         f"{m} (control {'seen' if ok else 'NOT seen'})"
         for m, ok in r["detection_methods"].items()) or "no named method "
         "(a set judged before methods were recorded)")
         for r in rows if r["free_safe"] != "not checked"]
-    lines.append("")
+    lines += [""] + recommend.drift_lines(drift, drift and drift.get("order")) + [""]
     if boots:
         lines += ["## Against the baseline, boot by boot", "",
                   "Each boot (result set) gives one estimate per row from its "
                   "repetitions (`make regress`'s estimator: analysis/regress.py "
-                  "estimator()); the boots are compared as `make regress` "
-                  "does (analysis/stats.py): a change counts when it is beyond "
-                  "5% and significant after Holm's adjustment. With fewer than "
-                  "2 boots a side nothing can be judged (`-`).", ""]
+                  "boot_estimates()); the boots are compared as `make regress` "
+                  "does (analysis/stats.py), and each row reads one of three "
+                  "verdicts (analysis/verdicts.py): **slower** (beyond "
+                  f"{100 * threshold:g}% and significant after Holm's adjustment), "
+                  f"**not slower than {100 * threshold:g}%** (its non-inferiority "
+                  "test passes after Holm's adjustment, with an MDE within the "
+                  "threshold), or **cannot tell** (neither; the reason follows). "
+                  "A t interval needs 3 boots a side.", ""]
         for variant, boot_rows in boots.items():
             if not boot_rows:
                 lines += [f"### {variant} against {baseline}", "",
                           "No series and thread count in common.", ""]
                 continue
-            lines += boot_table(variant, baseline, boot_rows,
-                                (variants[baseline].get("disturbed", 0),
-                                 variants[variant].get("disturbed", 0)))
+            lines += boot_table(variant, baseline, boot_rows, threshold)
     for title, name in plots:
         lines += [f"## {title}", "", f"![{title}]({name})", ""]
     (out_dir / "report.md").write_text("\n".join(lines))
 
 
 def compare(out_dir, paths, baseline="owner-field", checks_dir=None,
-            mix_machines=False):
+            mix_machines=False, threshold=0.05, alpha=0.05, recorded=None):
+    """The report; recorded: an earlier comparison.json whose correctness
+    and model verdicts stand in for checks_dir's (a committed reference
+    keeps its verdicts, not its check sets)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     variants = load_sets(paths, mix_machines)
     if baseline not in variants:
         baseline = next(iter(variants))
     note = machine_line(variants)
-    throughput, bands = plot_throughput(variants, baseline, out_dir, note)
-    plots = [("Throughput", throughput),
-             ("Latency", plot_latency(variants, out_dir, note)),
+    # The figures of single designs leave out the repetitions disturbed in
+    # any design's boots; each comparison, those of its own two (regress).
+    left_out = regress.disturbed_positions(
+        [points for d in variants.values() for _, points in d["boots"]])
+    per_boot = estimates(variants, left_out)
+    boots = against_baseline(variants, baseline, threshold, alpha)
+    plots = [("Throughput", plot_throughput(variants, per_boot, boots, baseline,
+                                            out_dir, note)),
+             ("Latency", plot_latency(variants, left_out, out_dir, note)),
              ("Fairness", plot_fairness(variants, out_dir, note)),
              ("How locks were acquired", plot_ways(variants, out_dir, note))]
-    verdicts = {v: newest_verdict(checks_dir, v) for v in variants}
-    model_set, models = newest_model_verdicts(checks_dir)
-    rows, best = recommend(variants, baseline, bands, design_figures(variants),
-                           verdicts, models)
-    boots = against_baseline(variants, baseline)
-    write_report(out_dir, variants, baseline, plots, rows, best, note, boots)
+    if recorded:
+        checks = {v: recorded["verdicts"].get(v) for v in variants}
+        model_set = recorded["model_verdicts"]["set"]
+        models = recorded["model_verdicts"]["designs"]
+    else:
+        checks = {v: newest_verdict(checks_dir, v) for v in variants}
+        model_set, models = newest_model_verdicts(checks_dir)
+    rows = design_rows(variants, baseline, boots,
+                       design_figures(variants, per_boot), checks, models,
+                       threshold, alpha)
+    drift = recommend.drift(per_boot)
+    if drift:
+        drift["order"] = recommend.round_order(per_boot)
+    write_report(out_dir, variants, baseline, plots, rows, note, boots, drift,
+                 threshold)
+    passing = [r for r in rows if r["gates"]]
     (out_dir / "comparison.json").write_text(json.dumps(
         {"baseline": baseline, "sets": [str(p) for p in paths], "rows": rows,
-         "recommended": best and best["variant"], "verdicts": verdicts,
+         "recommended": max(passing, key=recommend.rank)["variant"] if passing else None,
+         "verdicts": checks,
          "against_baseline": boots,
+         "verdict_counts": {v: verdicts.counts(r) for v, r in boots.items()},
+         "left_out_reps": sorted(map(list, left_out)),
+         "drift": drift,
          "model_verdicts": {"set": model_set, "designs": models}},
         indent=1) + "\n")
     return out_dir / "report.md"
@@ -334,6 +380,9 @@ def main(argv):
     parser.add_argument("sets", nargs="+")
     parser.add_argument("--baseline", default="owner-field")
     parser.add_argument("--checks-dir")
+    parser.add_argument("--verdicts-from", metavar="COMPARISON_JSON",
+                        help="the correctness and model verdicts of an earlier "
+                        "report (a committed reference's) instead of --checks-dir's")
     parser.add_argument("--mix-machines", action="store_true",
                         help="compare sets that ran on different machines, labelled")
     parser.add_argument("--baseline-from", metavar="RESULTS_DIR",
@@ -349,8 +398,9 @@ def main(argv):
         if extra:
             args.sets.append(str(extra))
     try:
+        recorded = read_json(args.verdicts_from) if args.verdicts_from else None
         print(compare(args.out_dir, args.sets, args.baseline, args.checks_dir,
-                      args.mix_machines))
+                      args.mix_machines, recorded=recorded))
     except MixedSettings as e:
         print(f"compare: {e}; compare them separately", file=sys.stderr)
         return 2

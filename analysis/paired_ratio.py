@@ -4,11 +4,12 @@
 
 Usage: analysis/paired_ratio.py ROUNDS.txt BASE NEW [throughput|latency_p99]
 ROUNDS.txt is lab/interleave.sh's output. For every series (workload and
-settings) and thread count, each round gives one ratio: NEW's median over
-BASE's, both from the same round. The metrics are make regress's
-(analysis/regress.py METRICS: acquisitions per second; the 99th percentile
-of lock latency, left out where too few samples are behind it). Prints the
-median ratio and its range over rounds.
+settings) and thread count, each round gives one ratio: NEW's over
+BASE's estimates from the same round. The metrics and each boot's
+estimate are make regress's (analysis/regress.py METRICS and
+boot_estimates(): acquisitions per second; the 99th percentile of lock
+latency over all of a boot's timed acquisitions, left out where too few
+are behind it). Prints the median ratio and its range over rounds.
 """
 import argparse
 import json
@@ -16,24 +17,20 @@ import statistics
 import sys
 from pathlib import Path
 
+import regress
 from regress import METRICS
-from results import series_of
 from sets import read_rounds
 
 MIN_ROUNDS = 5
 
 
-def per_point_medians(result_dir, metric="throughput"):
-    """{(series, threads): median over the set's repetitions}."""
-    read = METRICS[metric].read
+def boot_estimates(result_dir, metric="throughput"):
+    """{(series, threads): the boot's estimate}, make regress's own
+    (regress.boot_estimates: the fastest or the mean repetition, the
+    pooled p99)."""
     points = json.loads((Path(result_dir) / "results.json").read_text())["points"]
-    by_key = {}
-    for p in points:
-        value = read(p)
-        if value is None:
-            continue  # no latency sample, or too few, in this point
-        by_key.setdefault((series_of(p), p["threads"]), []).append(value)
-    return {k: statistics.median(v) for k, v in by_key.items()}
+    return {(series, threads): value for (series, threads, m), value
+            in regress.boot_estimates(points).items() if m == metric}
 
 
 def paired_ratios(rounds, base, new, metric="throughput"):
@@ -42,8 +39,8 @@ def paired_ratios(rounds, base, new, metric="throughput"):
     for sets in rounds.values():
         if base not in sets or new not in sets:
             continue
-        b = per_point_medians(sets[base], metric)
-        n = per_point_medians(sets[new], metric)
+        b = boot_estimates(sets[base], metric)
+        n = boot_estimates(sets[new], metric)
         for key in sorted(b.keys() & n.keys()):
             ratios.setdefault(key, []).append(n[key] / b[key])
     return ratios

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The comparison's figures: one panel per series (workload and settings),
 each variant against the baseline, written as PNG and SVG by save().
-analysis/compare.py calls them; they read the pooled sets it loads."""
+analysis/compare.py calls them. Throughput and latency show one estimate
+per boot (make regress's) summarized over the boots, with the boots'
+95% interval, and the ratio panels the boot-by-boot rows of the report;
+nothing is pooled across boots."""
 import math
 import statistics
 
@@ -11,7 +14,10 @@ matplotlib.use("Agg")  # files only, no display
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in SVGs
 import matplotlib.pyplot as plt  # noqa: E402
 
+from matplotlib.lines import Line2D  # noqa: E402
+
 from fairness import jain_index  # noqa: E402
+import regress  # noqa: E402
 from results import series_of  # noqa: E402
 import stats  # noqa: E402
 
@@ -25,12 +31,6 @@ def by_config(points, series):
         if series_of(p) == series:
             out.setdefault(p["threads"], []).append(p)
     return dict(sorted(out.items()))
-
-
-def median_ci(values):
-    """Median and a bootstrap 95% interval of it."""
-    low, high = stats.bootstrap_median_ci(values)
-    return statistics.median(values), low, high
 
 
 def ways_of(group):
@@ -99,9 +99,13 @@ def loop_ps_of(variants):
     return statistics.median(costs) if costs else None
 
 
-def save(fig, out_dir, name, note):
-    fig.text(0.01, 0.005, note, fontsize=7, ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+def save(fig, out_dir, name, note, title, legend_room=0.0):
+    """Write the figure as PNG and SVG with its title and the machine's
+    note; legend_room is the share of the width kept on the right for a
+    figure legend outside the panels."""
+    fig.suptitle(title, fontsize=12)
+    fig.text(0.01, 0.005, note, fontsize=8, ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.03, 1 - legend_room, 0.97))
     for ext in ("png", "svg"):
         fig.savefig(out_dir / f"{name}.{ext}", dpi=110)
     plt.close(fig)
@@ -118,97 +122,180 @@ def thread_axis(ax, ticks):
     ax.set_xticks(ticks, [str(t) for t in ticks])
 
 
-def plot_throughput(variants, baseline, out_dir, note):
+def over_boots(per_boot, series, metric="throughput"):
+    """{threads: (mean over boots, low, high)} of one variant's boot
+    estimates of a series (stats.boot_mean_ci: no interval below 3 boots)."""
+    values = {}
+    for _, est in per_boot:
+        for (s, t, m), v in est.items():
+            if s == series and m == metric and v > 0:
+                values.setdefault(t, []).append(v)
+    return {t: stats.boot_mean_ci(v) for t, v in sorted(values.items())}
+
+
+def plot_throughput(variants, per_boot, boots, baseline, out_dir, note):
+    """Per series: each variant's throughput, the mean over boots of each
+    boot's estimate with the boots' 95% band; below it, when there is more
+    than the baseline, each variant's ratio to the baseline with the
+    interval of the report's boot-by-boot row."""
     all_series = series_with_sweeps(variants)
     loop_ps = loop_ps_of(variants)
-    fig, panels = grid(len(all_series), rows_per_panel=2)
-    bands = {}
-    for (ax, rel), series in zip(panels, all_series):
-        base = {t: statistics.median(p["per_sec"] for p in g)
-                for t, g in by_config(variants.get(baseline, {"points": []})["points"],
-                                      series).items()}
-        for variant, data in variants.items():
-            groups = by_config(data["points"], series)
-            if not groups:
+    with_ratio = len(variants) > 1
+    fig, panels = grid(len(all_series), rows_per_panel=2 if with_ratio else 1)
+    for cells, series in zip(panels, all_series):
+        ax = cells[0]
+        ticks = set()
+        for variant in variants:
+            level = over_boots(per_boot[variant], series)
+            if not level:
                 continue
-            threads = list(groups)
-            cis = [median_ci([p["per_sec"] for p in g]) for g in groups.values()]
-            bands[(series, variant)] = dict(zip(threads, cis))
-            line, = ax.plot(threads, [c[0] / 1e6 for c in cis], marker="o",
-                            label=variant)
-            ax.fill_between(threads, [c[1] / 1e6 for c in cis],
-                            [c[2] / 1e6 for c in cis], alpha=0.2,
-                            color=line.get_color())
-            common = [t for t in threads if t in base]
-            if common:
-                rel.plot(common, [bands[(series, variant)][t][0] / base[t]
-                                  for t in common], marker="o", label=variant)
-        ticks = sorted({t for (s, _), b in bands.items() if s == series for t in b})
+            threads = list(level)
+            ticks |= set(threads)
+            line, = ax.plot(threads, [c[0] / 1e6 for c in level.values()],
+                            marker="o", label=variant)
+            band(ax, [(t, (c[1] / 1e6, c[2] / 1e6)) for t, c in level.items()
+                      if c[1] is not None], line.get_color())
+            if with_ratio and variant != baseline:
+                ratio_line(cells[1], boots.get(variant) or [], series,
+                           line.get_color(), variant)
         ax.set(ylabel="M acquisitions/s")
-        ax.set_title(panel_title(series, "throughput, median, 95% CI", loop_ps),
-                     fontsize=8)
-        rel.set(ylabel=f"/ {baseline}")
-        for a in (ax, rel):
+        ax.set_title(panel_title(series, "throughput: mean of boots, 95% CI over boots",
+                                 loop_ps), fontsize=9)
+        for a in cells:
             thread_axis(a, ticks)
-        rel.set_title(panel_title(series, f"/ {baseline}"), fontsize=8)
-        rel.axhline(1.0, color="grey", lw=0.8)
-        for a in (ax, rel):
-            a.legend(fontsize=7)
-    return save(fig, out_dir, "throughput", note), bands
+            a.legend(fontsize=8)
+        if with_ratio:
+            cells[1].set(ylabel=f"/ {baseline}")
+            cells[1].set_title(panel_title(series, f"/ {baseline}: change, 95% CI "
+                                           "(boot by boot)"), fontsize=9)
+            cells[1].axhline(1.0, color="grey", lw=0.8)
+    return save(fig, out_dir, "throughput", note,
+                "Throughput: one estimate per boot, intervals over boots")
+
+
+def ratio_line(ax, rows, series, color, variant):
+    """A variant's ratio to the baseline per thread count, from the
+    report's rows, with each row's 95% interval as a band (none below 3
+    boots a side)."""
+    mine = sorted((r["threads"], r) for r in rows
+                  if r["series"] == series and r["metric"] == "throughput")
+    if not mine:
+        return
+    threads = [t for t, _ in mine]
+    ax.plot(threads, [1 + r["change"] for _, r in mine], marker="o", color=color,
+            label=variant)
+    band(ax, [(t, (1 + r["ci95"][0], 1 + r["ci95"][1])) for t, r in mine
+              if r["ci95"]], color)
+
+
+def band(ax, intervals, color):
+    """[(x, (low, high))] as a shaded band, or as error bars where there
+    is a single x (a band of one point has no width to show)."""
+    if len(intervals) > 1:
+        ax.fill_between([x for x, _ in intervals], [lo for _, (lo, _) in intervals],
+                        [hi for _, (_, hi) in intervals], alpha=0.2, color=color)
+    for x, (lo, hi) in intervals if len(intervals) == 1 else ():
+        ax.errorbar([x], [(lo + hi) / 2], yerr=[[(hi - lo) / 2]], color=color,
+                    capsize=4, ls="none")
 
 
 LATENCY_STYLES = (("p50", ":"), ("p99", "-"), ("p99_9", "--"))
 
 
-def plot_latency(variants, out_dir, note):
-    """Per contended series: p50 dotted, p99 solid, p99.9 dashed."""
+def boot_latency(variants, left_out, series, name):
+    """{variant: {threads: (mean over boots of each boot's pooled
+    percentile, the clock's resolution)}}; a value at or below the
+    resolution (the clock read's own spread) is not a latency."""
+    out = {}
+    for variant, data in variants.items():
+        per_threads = {}
+        for _, points in data["boots"]:
+            for t, group in by_config([p for p in points
+                                       if regress.position(p) not in left_out],
+                                      series).items():
+                value = regress.pooled_percentile(group, name)
+                if value is None:
+                    continue
+                resolution = max((p.get("latency_ns") or {}).get("timer_uncertainty") or 0
+                                 for p in group)
+                per_threads.setdefault(t, []).append((value, resolution))
+        out[variant] = {t: (statistics.fmean(v for v, _ in vals),
+                            max(r for _, r in vals))
+                        for t, vals in sorted(per_threads.items())}
+    return out
+
+
+def plot_latency(variants, left_out, out_dir, note):
+    """Per contended series: p50 dotted, p99 solid, p99.9 dashed, each
+    the mean over boots of the boot's percentile over all its timed
+    acquisitions; a value within the clock read's resolution is drawn as
+    a downward triangle at that resolution: below what the clock tells."""
     all_series = series_with_sweeps(variants, "contended")
     fig, panels = grid(len(all_series))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    below_seen = False
     for (ax,), series in zip(panels, all_series):
-        for i, (variant, data) in enumerate(variants.items()):
-            groups = by_config(data["points"], series)
-            for name, style in LATENCY_STYLES:
-                pts = [(t, statistics.median(p["latency_ns"][name] for p in g))
-                       for t, g in groups.items()
-                       if all(p.get("latency_ns") for p in g)]
-                if pts:
-                    ax.plot(*zip(*pts), marker="o", ls=style,
-                            color=colors[i % len(colors)],
-                            label=f"{variant} {name.replace('_', '.')}")
-        # HDR sets: bucket midpoints net of the clock read; older sets: log2
-        # bucket upper bounds.
+        ticks = set()
+        for name, style in LATENCY_STYLES:
+            for i, (variant, pts) in enumerate(
+                    boot_latency(variants, left_out, series, name).items()):
+                color = colors[i % len(colors)]
+                real = [(t, v) for t, (v, res) in pts.items() if v > res]
+                below = [(t, res) for t, (v, res) in pts.items() if v <= res and res > 0]
+                ticks |= set(pts)
+                if real:
+                    ax.plot(*zip(*real), marker="o", ls=style, color=color)
+                if below:
+                    below_seen = True
+                    ax.plot(*zip(*below), marker="v", ls="none", color=color,
+                            markerfacecolor="none")
         ax.set(ylabel="ns", yscale="log")
-        thread_axis(ax, {t for line in ax.get_lines() for t in line.get_xdata()})
-        ax.set_title(panel_title(series, "lock latency"), fontsize=8)
-        ax.legend(fontsize=6)
-    return save(fig, out_dir, "latency", note)
+        thread_axis(ax, ticks)
+        ax.set_title(panel_title(series, "lock latency, mean of boots"), fontsize=9)
+    handles = [Line2D([], [], color=colors[i % len(colors)], label=v)
+               for i, v in enumerate(variants)]
+    handles += [Line2D([], [], color="black", ls=style, label=name.replace("_", "."))
+                for name, style in LATENCY_STYLES]
+    if below_seen:
+        handles.append(Line2D([], [], color="black", marker="v", ls="none",
+                              markerfacecolor="none",
+                              label="below the clock's\nresolution"))
+    fig.legend(handles=handles, loc="center right", fontsize=9)
+    return save(fig, out_dir, "latency", note,
+                "Lock latency: each boot's percentile over all its timed acquisitions",
+                legend_room=0.1 if len(all_series) > 1 else 0.3)
 
 
 def plot_fairness(variants, out_dir, note):
+    """Jain's index: the median of a boot's repetitions (within one boot),
+    then the mean over boots."""
     all_series = series_with_sweeps(variants)
     fig, panels = grid(len(all_series))
     for (ax,), series in zip(panels, all_series):
         for variant, data in variants.items():
-            pts = []
-            for t, g in by_config(data["points"], series).items():
-                jains = [j for j in (jain_index(p["acquisitions"]) for p in g)
-                         if j is not None]
-                if jains:
-                    pts.append((t, statistics.median(jains)))
-            if pts:
-                ax.plot(*zip(*pts), marker="o", label=variant)
+            per_threads = {}
+            for _, points in data["boots"]:
+                for t, g in by_config(points, series).items():
+                    jains = [j for j in (jain_index(p["acquisitions"]) for p in g)
+                             if j is not None]
+                    if jains:
+                        per_threads.setdefault(t, []).append(statistics.median(jains))
+            if per_threads:
+                ax.plot(list(per_threads), [statistics.fmean(v) for v in per_threads.values()],
+                        marker="o", label=variant)
         ax.set(ylim=(0, 1.05))
         thread_axis(ax, {t for line in ax.get_lines() for t in line.get_xdata()})
-        ax.set_title(panel_title(series, "Jain's fairness index"), fontsize=8)
-        ax.legend(fontsize=7)
-    return save(fig, out_dir, "fairness", note)
+        ax.set_title(panel_title(series, "Jain's fairness index"), fontsize=9)
+        ax.legend(fontsize=8)
+    return save(fig, out_dir, "fairness", note,
+                "Fairness: Jain's index, median within a boot, mean over boots")
 
 
 def plot_ways(variants, out_dir, note):
     """Per contended series, one stacked bar per variant and thread count."""
     all_series = series_with_sweeps(variants, "contended")
-    fig, panels = grid(len(all_series), width=1.0 + 0.9 * 3 * len(variants))
+    fig, panels = grid(len(all_series), width=1.0 + 0.9 * 3 * len(variants),
+                       columns=2)
     for (ax,), series in zip(panels, all_series):
         labels, shares = [], []
         for variant, data in variants.items():
@@ -222,8 +309,9 @@ def plot_ways(variants, out_dir, note):
             heights = [s[i] for s in shares]
             ax.bar(range(len(labels)), heights, bottom=bottom, label=way)
             bottom = [b + h for b, h in zip(bottom, heights)]
-        ax.set_xticks(range(len(labels)), labels, fontsize=6)
-        ax.set(ylim=(0, 1.05))
-        ax.set_title(panel_title(series, "how locks were acquired"), fontsize=8)
-        ax.legend(fontsize=6)
-    return save(fig, out_dir, "acquisition", note)
+        ax.set_xticks(range(len(labels)), labels, fontsize=8)
+        ax.set(ylim=(0, 1.05), ylabel="share of acquisitions")
+        ax.set_title(panel_title(series, "how locks were acquired"), fontsize=9)
+        ax.legend(fontsize=8)
+    return save(fig, out_dir, "acquisition", note,
+                "How locks were acquired: shares of all boots' acquisitions (lock events)")

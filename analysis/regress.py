@@ -1,34 +1,36 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Is NEW slower than BASE? Per row (series, thread count, metric), boots
-as the unit, with family-wise control.
+as the unit, with family-wise control, and one of three verdicts a row.
 
 Usage: analysis/regress.py [--threshold PCT] [--alpha A] [--json FILE]
-                           [--metrics throughput,latency_p99] BASE NEW
+                           [--metrics throughput,latency_p99] [--strict] BASE NEW
        analysis/regress.py --rounds ROUNDS.txt [...] BASE_VARIANT NEW_VARIANT
        analysis/regress.py --tally DIR
 BASE and NEW are result set folders separated by commas, or VARIANT or
 VARIANT:N, the newest (N) complete sets of that variant under $RESULTS_DIR
 (default results/). Each set is one boot. With --rounds, the sets of the
 two variants come from lab/interleave.sh's rounds file and are paired by
-round; otherwise the sides are paired in start order when they hold the
-same number of boots, and compared unpaired when they do not.
+round; otherwise the sides are paired in start order where their boots
+ran interleaved (sets.interleaved()), and compared unpaired (Welch) where
+they did not.
 
 Every row takes one estimate per boot from its repetitions (estimator():
-the fastest for throughput with one thread alone, the mean with more, the
-median for p99) and
-compares the boots (analysis/stats.py): the change of the geometric mean,
-its 95% interval, a t test on the logs and an exact permutation test beside
-it. Throughput is judged by the t test, p99 by the exact test (METRICS);
-Holm's adjustment runs over the rows whose test can reach its level
-(Tarone's rule: p99 needs 8 to 12 pairs, by the rows), and each judged row gets
-its minimum detectable effect (80% power at alpha / rows judged, Holm's
-strictest level). A regression is a change
-for the worse beyond the threshold (default 5%) whose Holm-adjusted p is
-below alpha (default 0.05): beyond both the practical threshold and the
-noise. Under ACCEL=icount (every set), a throughput row whose boots agree
-exactly has no noise (stats.boot_comparison). Exit status 1 if there is one, 2 on bad input, 3 when no row could be
-judged (fewer than 2 boots on a side).
+the fastest for throughput with one thread alone, the mean with more;
+pooled_percentile() for p99) and compares the boots (analysis/stats.py): the
+change of the geometric mean, its 95% interval (from 3 boots a side), a t
+test on the logs and an exact permutation test beside it. Throughput is
+judged by the t test, p99 by the exact test (METRICS); Holm's adjustment
+runs over the rows whose test can reach its level (Tarone's rule: p99
+needs 8 to 12 pairs, by the rows), and each judged row gets its minimum
+detectable effect (80% power at alpha / rows judged, Holm's strictest
+level) and a verdict (analysis/verdicts.py): slower, not slower than the
+threshold (default 5%), or cannot tell. Under ACCEL=icount (every set), a
+throughput row whose boots agree exactly has no noise
+(stats.boot_comparison). The last line printed is the comparison's
+verdict; the exit status 1 slower, 2 bad input, 3 nothing judged (fewer
+than 3 boots a side), 4 cannot tell with --strict, 5 an internal error,
+0 otherwise.
 --tally counts the flags in the JSON reports in DIR (lab/calibrate_regress.sh).
 """
 import argparse
@@ -38,41 +40,33 @@ import math
 import os
 import statistics
 import sys
+import traceback
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
 import settings as lab_settings  # noqa: E402
+import latency  # noqa: E402
 import stats  # noqa: E402
+import verdicts  # noqa: E402
 from results import is_disturbed, series_of  # noqa: E402
-from sets import BadSet, is_complete, load_bench_set, machine, newest_sets, read_rounds  # noqa: E402
+from sets import (BadSet, interleaved, is_complete, load_bench_set, machine,  # noqa: E402
+                  newest_sets, read_rounds)
 import confirm  # noqa: E402
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
-MIN_BOOTS = 2
-EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOT_JUDGED = 1, 2, 3
-# read: how to read it from a point; test: which p judges it, the t test's
-# or the exact permutation test's (a boot's p99 is heavy-tailed: in an A/A
-# run on 2026-12-06, 12 of 16 false alarms at 4 boots a side were p99 rows
-# that the t test at 3 degrees of freedom put far out in its tail, where
-# the exact test of 4 pairs cannot go below 0.125).
-Metric = collections.namedtuple("Metric", "read higher_is_better test")
+EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOT_JUDGED = (
+    verdicts.EXIT_SLOWER, verdicts.EXIT_BAD_INPUT, verdicts.EXIT_NOT_JUDGED)
+# test: which p judges a row, the t test's or the exact permutation test's
+# (a boot's p99 is heavy-tailed: in an A/A run on 2026-12-06, 12 of 16
+# false alarms at 4 boots a side were p99 rows that the t test at 3
+# degrees of freedom put far out in its tail, where the exact test of 4
+# pairs cannot go below 0.125).
+Metric = collections.namedtuple("Metric", "higher_is_better test")
 METRICS = {
-    "throughput": Metric(lambda p: p["per_sec"], True, "p_value"),
-    "latency_p99": Metric(lambda p: percentile(p, "p99"), False, "p_exact"),
+    "throughput": Metric(True, "p_value"),
+    "latency_p99": Metric(False, "p_exact"),
 }
-
-
-def percentile(point, name):
-    """A latency percentile of a point; None when it was not sampled or
-    has too few samples behind it (analysis/latency.py)."""
-    latency = point.get("latency_ns") or {}
-    return None if name in latency.get("thin", ()) else latency.get(name)
-
-
-def thin_points(points):
-    return sum("p99" in ((p.get("latency_ns") or {}).get("thin") or ())
-               for p in points)
 # Settings that must match for a comparison to mean anything: those
 # lab/settings.toml marks comparable.
 COMPARABLE = lab_settings.comparable()
@@ -113,54 +107,99 @@ def load(path):
 
 
 def estimator(series, threads, metric):
-    """How a boot's repetitions become its estimate of a row.
+    """How a boot's throughput repetitions become its estimate of a row
+    (a boot's p99 is pooled_percentile(), over all its repetitions).
 
-    Throughput, one thread alone (uncontended, or contended at 1 thread):
-    there is no interleaving to vary, a slower repetition is one the host
-    disturbed, and the fastest (the minimum-time estimator) is the boot's
-    best reading. On the committed reference it narrows the boot-to-boot
+    One thread alone (uncontended, or contended at 1 thread): there is no
+    interleaving to vary, a slower repetition is one the host disturbed,
+    and the fastest (the minimum-time estimator) is the boot's best
+    reading. On the committed reference it narrows the boot-to-boot
     spread of those rows in 39 of 40 (4 designs; log sd of the median row
     2.1-4.1% against 4.8-13.1% for the median), as it did on the one
     before (0.2-1.1% against 0.5-1.2%).
 
-    Throughput, 2 or more threads: the mean, the boot's throughput over all
-    its repetitions. Under TCG they fall into a fast and a slow mode (about
+    2 or more threads: the mean, the boot's throughput over all its
+    repetitions. Under TCG they fall into a fast and a slow mode (about
     2x apart) in which the lock behaves differently (README,
     "Regressions"): the fastest would judge one mode only, and the median
     of five flips between the modes as 2 or 3 of them land in the slow
     one. The mean counts both modes by how often they came; on the
     committed reference it cuts the median MDE of those rows at 5 pairs
-    from 153-230% to 78-106%, A/A splits flagging 3 of 60 (the median: 2).
-
-    p99: the median (a repetition's p99 is heavy-tailed)."""
+    from 153-230% to 78-106%."""
     if metric != "throughput":
-        return statistics.median
+        raise ValueError(f"{metric}: a boot's p99 is pooled_percentile()")
     if series == "uncontended" or threads == 1:
         return max
     return statistics.fmean
 
 
-def boot_estimates(points):
-    """{(series, threads, metric): the boot's estimate from its repetitions},
-    leaving out the repetitions the host disturbed."""
+def pooled_percentile(points, name="p99"):
+    """A boot's latency percentile of a row (latency.PERCENTILES' name):
+    over all its repetitions' timed acquisitions together (their HDR
+    histograms summed), net of the boot's clock read; None when the boot
+    timed too few for it.
+
+    Pooling, not the median of each repetition's p99: a slow repetition
+    times fewer acquisitions, so a filter of repetitions too thin for
+    their own p99 left out mostly slow ones (48-87% of the C800
+    repetitions at 2-4 threads on the reference). Sets from before the
+    HDR histogram: the median of every repetition's value, thin or not."""
+    hists = [p.get("latency_hdr_ns") for p in points]
+    if all(hists) and len({h["sub_bits"] for h in hists}) == 1:
+        counts = collections.Counter()
+        for h in hists:
+            for bucket, n in h["counts"]:
+                counts[bucket] += n
+        merged = {"latency_hdr_ns": {"sub_bits": hists[0]["sub_bits"],
+                                     "counts": sorted(counts.items())}}
+        offset = (points[0].get("latency_ns") or {}).get("timer_subtracted", 0)
+        raw = latency.percentiles(latency.histogram(merged, "latency_hdr_ns"),
+                                  {name: latency.PERCENTILES[name]})
+        if raw is None or name in latency.thin(sum(counts.values())):
+            return None
+        return max(raw[name] - offset, 0)
+    values = [(p.get("latency_ns") or {}).get(name) for p in points]
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def position(point):
+    """Where a repetition stands in a boot's sweep: its row and number."""
+    return series_of(point), point["threads"], point.get("rep")
+
+
+def disturbed_positions(boots):
+    """The repetitions (series, threads, rep) that the host disturbed in
+    any of the boots: compare() leaves each out of every boot, so that
+    both sides lose the same repetitions (left out per boot, one side
+    lost up to 7 where the other lost none)."""
+    return {position(p) for points in boots for p in points if is_disturbed(p)}
+
+
+def boot_estimates(points, left_out=frozenset()):
+    """{(series, threads, metric): the boot's estimate from its
+    repetitions}, without the repetitions at positions left_out."""
     reps = {}
     for p in points:
-        if is_disturbed(p):
-            continue
-        for metric, spec in METRICS.items():
-            value = spec.read(p)
-            if value is None:
-                continue
-            reps.setdefault((series_of(p), p["threads"], metric), []).append(value)
-    return {key: estimator(*key)(values) for key, values in reps.items()}
+        if position(p) not in left_out:
+            reps.setdefault((series_of(p), p["threads"]), []).append(p)
+    out = {}
+    for (series, threads), group in reps.items():
+        out[(series, threads, "throughput")] = estimator(
+            series, threads, "throughput")([p["per_sec"] for p in group])
+        p99 = pooled_percentile(group)
+        if p99 is not None:
+            out[(series, threads, "latency_p99")] = p99
+    return out
 
 
 def judge_sets(base_sets, new_sets, threshold, alpha):
     """Rows comparing two lists of one-boot sets, paired in order, on every
     metric (analysis/confirm.py's reruns)."""
     loaded = [[load(path) for path in paths] for paths in (base_sets, new_sets)]
-    boots = [[boot_estimates(points) for points, _ in side] for side in loaded]
-    return compare(boots[0], boots[1], True, tuple(METRICS), threshold, alpha,
+    return compare([points for points, _ in loaded[0]],
+                   [points for points, _ in loaded[1]], True, tuple(METRICS),
+                   threshold, alpha,
                    counts_instructions([m for side in loaded for _, m in side]))
 
 
@@ -180,13 +219,21 @@ def settings(manifest):
 
 
 def compare(base_boots, new_boots, paired, metrics, threshold, alpha,
-            instruction_clock=False):
-    """One row per (series, threads, metric) that both sides measured.
+            instruction_clock=False, left_out=None):
+    """One row per (series, threads, metric) that both sides measured,
+    each with its verdict (verdicts.judge).
 
-    base_boots and new_boots are lists of boot_estimates(), one per boot;
+    base_boots and new_boots hold each boot's points (a set's results);
     paired: the i-th boots of the two sides belong together;
     instruction_clock: every boot ran under ACCEL=icount (throughput rows
-    whose boots agree exactly are then noiseless; a p99 stays quantized)."""
+    whose boots agree exactly are then noiseless; a p99 stays quantized).
+    A repetition the host disturbed in any boot is left out of all
+    (disturbed_positions), or those of left_out where the caller gives
+    them (make compare: the same for every design)."""
+    if left_out is None:
+        left_out = disturbed_positions(base_boots + new_boots)
+    base_boots = [boot_estimates(points, left_out) for points in base_boots]
+    new_boots = [boot_estimates(points, left_out) for points in new_boots]
     order = list(METRICS)
     keys = set().union(*base_boots) & set().union(*new_boots)
     rows = []
@@ -203,52 +250,21 @@ def compare(base_boots, new_boots, paired, metrics, threshold, alpha,
             n = [boot[key] for boot in new_boots if key in boot]
         if not b or not n or min(b + n) <= 0:
             continue
+        spec = METRICS[metric]
+        noiseless_clock = instruction_clock and metric == "throughput"
         row = {"series": series, "threads": threads, "metric": metric,
                "base": math.exp(statistics.fmean(map(math.log, b))),
                "new": math.exp(statistics.fmean(map(math.log, n))),
-               "higher_is_better": METRICS[metric].higher_is_better}
-        row.update(stats.boot_comparison(
-            b, n, paired, instruction_clock and metric == "throughput"))
+               "higher_is_better": spec.higher_is_better}
+        row.update(stats.boot_comparison(b, n, paired, noiseless_clock),
+                   test=spec.test)
+        exact = spec.test == "p_exact" or not (row["t_test"] or row.get("noiseless"))
+        row["p_not_worse"] = stats.not_worse_p(
+            b, n, paired, threshold, spec.higher_is_better, exact=exact,
+            noiseless=bool(row.get("noiseless")))
         rows.append(row)
-    judge(rows, threshold, alpha)
+    verdicts.judge(rows, threshold, alpha)
     return rows
-
-
-def smallest_p(row):
-    """The smallest p a row's test could give, from its boot counts alone:
-    none for a row without two boots a side, 0 for a t test, the exact
-    test's floor for a row judged by the exact test."""
-    if row["p_value"] is None:
-        return math.inf
-    if METRICS[row["metric"]].test == "p_value":
-        return 0.0
-    return stats.smallest_exact_p(row["boots"], row["paired"])
-
-
-def judge(rows, threshold, alpha):
-    """Holm over the family: the rows whose test can reach its level
-    (stats.tarone_family); a regression is worse than the threshold and
-    significant after the adjustment. A row outside the family is shown,
-    its p too, but not judged."""
-    family = set(stats.tarone_family([smallest_p(r) for r in rows], alpha))
-    reject, adjusted = stats.holm(
-        [r[METRICS[r["metric"]].test] if i in family else None
-         for i, r in enumerate(rows)], alpha)
-    row_alpha = alpha / max(len(family), 1)
-    for i, (r, rejected, p_holm) in enumerate(zip(rows, reject, adjusted)):
-        worse = -r["change"] if r["higher_is_better"] else r["change"]
-        r["judged"] = i in family
-        with warnings.catch_warnings():
-            # Tiny alphas at 1-2 degrees of freedom trip SciPy's noncentral t.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            r["mde"] = stats.mde(r, row_alpha) if r["judged"] else None
-        r["p_holm"] = p_holm
-        r["regression"] = bool(rejected and worse > threshold)
-        r["verdict"] = ("REGRESSION" if r["regression"]
-                        else "no verdict" if r["p_value"] is None
-                        else "not judged" if not r["judged"]
-                        else "noise" if worse > threshold
-                        else "")
 
 
 def family_size(rows):
@@ -279,10 +295,11 @@ def warnings_for(rows, base_settings, new_settings, threshold, alpha):
         out.append("settings differ (" + ", ".join(
             f"{k}: {base_settings[k]} vs {new_settings[k]}" for k in differ)
             + "): the comparison may not mean what it seems")
-    if not any(r["p_value"] is not None for r in rows):
-        out.append(f"WARNING: fewer than {MIN_BOOTS} boots on a side: the "
-                   "boot-to-boot noise is unknown and no row can be judged; "
-                   "give each side 2 or more sets (VARIANT:N, or --rounds "
+    if not family_size(rows):
+        out.append(f"WARNING: nothing judged: a t test needs {stats.MIN_T_BOOTS} "
+                   "boots a side (with fewer the boot-to-boot noise is unknown "
+                   "or has one degree of freedom); give each side "
+                   f"{stats.MIN_T_BOOTS} or more sets (VARIANT:N, or --rounds "
                    "with lab/interleave.sh's rounds)")
     unjudged = unjudged_note(rows, alpha)
     if unjudged:
@@ -290,9 +307,9 @@ def warnings_for(rows, base_settings, new_settings, threshold, alpha):
     blind = [r for r in rows if r["mde"] is not None and r["mde"] > threshold]
     if blind:
         out.append(f"{len(blind)} of {len(rows)} rows could not have detected "
-                   f"a {100 * threshold:.0f}% change (MDE above the threshold): "
-                   "more boots narrow it; " + boots_needed(blind, threshold, alpha,
-                                                           family_size(rows)))
+                   f"a {100 * threshold:.0f}% change (MDE above the threshold: "
+                   "they read 'cannot tell' unless slower): more boots narrow it; "
+                   + boots_needed(blind, threshold, alpha, family_size(rows)))
     return out
 
 
@@ -308,7 +325,8 @@ def boots_needed(blind, threshold, alpha, family):
     for metric in METRICS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # SciPy at few df
-            needed = sorted(stats.boots_for(r, threshold, alpha / family)
+            needed = sorted(stats.boots_for(r, threshold, alpha / family,
+                                            higher_is_better=r["higher_is_better"])
                             for r in blind if r["metric"] == metric)
         if needed:
             parts.append(f"{metric} {count(needed[len(needed) // 2])} "
@@ -322,8 +340,16 @@ def fmt_pct(x):
     return f"{100 * x:+6.1f}%" if abs(x) < 10 else ("  >+999%" if x > 0 else "  <-999%")
 
 
-def fmt_mde(x):
-    return ">999%" if x > 9.99 else f"{100 * x:.1f}%"
+fmt_mde = verdicts.fmt_mde
+
+
+def fmt_signed_mde(row):
+    """The MDE as the change it detects: a drop of throughput (-81.4%,
+    never +438%), a rise of latency."""
+    if row["mde"] is None:
+        return "-"
+    sign = "-" if row["higher_is_better"] else "+"
+    return sign + fmt_mde(row["mde"])
 
 
 def fmt_p(x):
@@ -334,7 +360,9 @@ def format_text(report):
     lines = [f"base: {report['base']}", f"new:  {report['new']}",
              f"{report['design']}; threshold {100 * report['threshold']:.1f}%, "
              f"alpha {report['alpha']} family-wise (Holm over {report['tested']} "
-             f"rows); MDE: 80% power at alpha/{max(report['tested'], 1)}"]
+             f"rows); MDE: the change for the worse caught with 80% power at "
+             f"alpha/{max(report['tested'], 1)}",
+             verdicts.counts_line(report["rows"], report["threshold"])]
     lines += report["warnings"]
     lines.append(f"{'series':<34}{'thr':>4} {'metric':<12}{'boots':>6}{'base':>11}"
                  f"{'new':>11}{'change':>9} {'95% CI':>17}{'p':>8}{'exact p':>8}"
@@ -343,12 +371,12 @@ def format_text(report):
         ci = (f"[{fmt_pct(r['ci95'][0])},{fmt_pct(r['ci95'][1])}]"
               if r["ci95"] else "-")
         boots = "x".join(map(str, r["boots"]))
-        mde = "-" if r["mde"] is None else fmt_mde(r["mde"])
+        p_t = r["p_value"] if r["t_test"] else None
         lines.append(f"{r['series']:<34}{r['threads']:>4} {r['metric']:<12}"
                      f"{boots:>6}{r['base']:>11.4g}{r['new']:>11.4g}"
-                     f"{fmt_pct(r['change']):>9} {ci:>17}{fmt_p(r['p_value']):>8}"
-                     f"{fmt_p(r['p_exact']):>8}{fmt_p(r['p_holm']):>8}{mde:>8}"
-                     f"  {r['verdict']}")
+                     f"{fmt_pct(r['change']):>9} {ci:>17}{fmt_p(p_t):>8}"
+                     f"{fmt_p(r['p_exact']):>8}{fmt_p(r['p_holm']):>8}"
+                     f"{fmt_signed_mde(r):>8}  {r['verdict']}: {r['why']}")
     lines.append(f"{report['regressions']} regression(s) in {len(report['rows'])} rows")
     return "\n".join(lines)
 
@@ -360,21 +388,27 @@ def check_alike(spec, manifests):
 
 
 def load_boots(dirs, spec):
-    """[boot_estimates() per set], the first set's manifest, and how many
-    points had a p99 too thin to use and how many the host disturbed."""
-    boots, manifests, thin, disturbed = [], [], 0, 0
+    """[each set's points], the first set's manifest."""
+    boots, manifests = [], []
     for d in dirs:
         points, manifest = load(d)
-        boots.append(boot_estimates(points))
+        boots.append(points)
         manifests.append(manifest)
-        thin += thin_points(points)
-        disturbed += sum(is_disturbed(p) for p in points)
     check_alike(spec, manifests)
-    return boots, manifests[0], thin, disturbed
+    return boots, manifests[0]
 
 
 def sides(base_spec, new_spec, results_dir, rounds_file=None):
-    """(base set folders, new set folders, paired)."""
+    """(base set folders, new set folders, paired): paired by round with a
+    rounds file; else in start order where the two sides' boots ran
+    interleaved (sets.interleaved), unpaired where they did not.
+
+    Pairing is decided by how the boots ran, never by which way gives
+    the smaller p (choosing after seeing both would raise the false
+    alarms). Where they ran in rounds, the pairs are kept even if rounds
+    correlate only weakly (0.24 on the 2026-12-06 reference, where Welch
+    would have been a little stronger): pairing is what keeps a step in
+    the host's speed, not only a linear drift, from landing on one side."""
     if rounds_file:
         try:
             rounds = read_rounds(rounds_file)
@@ -389,11 +423,10 @@ def sides(base_spec, new_spec, results_dir, rounds_file=None):
     new = [d for s in new_spec.split(",") if s for d in resolve(s, results_dir)]
     if not base or not new:
         raise InputError("each side needs a result set")
-    # Folder names begin with the UTC start: the i-th of each side ran
-    # closest in time (and, from lab/interleave.sh, in the same round).
+    # Folder names begin with the UTC start.
     by_start = lambda d: Path(d).name  # noqa: E731
-    paired = len(base) == len(new)
-    return sorted(base, key=by_start), sorted(new, key=by_start), paired
+    base, new = sorted(base, key=by_start), sorted(new, key=by_start)
+    return base, new, interleaved([d.name for d in base], [d.name for d in new])
 
 
 def machines_of(base_dirs, new_dirs, mix):
@@ -416,28 +449,31 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
     base_dirs, new_dirs, paired = sides(base_spec, new_spec, results_dir,
                                         rounds_file)
     mixed = machines_of(base_dirs, new_dirs, mix_machines)
-    base_boots, base_manifest, base_thin, base_disturbed = load_boots(base_dirs, base_spec)
-    new_boots, new_manifest, new_thin, new_disturbed = load_boots(new_dirs, new_spec)
+    base_boots, base_manifest = load_boots(base_dirs, base_spec)
+    new_boots, new_manifest = load_boots(new_dirs, new_spec)
+    left_out = disturbed_positions(base_boots + new_boots)
     rows = compare(base_boots, new_boots, paired, metrics, threshold, alpha,
                    counts_instructions([base_manifest, new_manifest]))
-    if not rows and base_disturbed + new_disturbed:
-        raise InputError(f"nothing left to compare: {base_disturbed} base and "
-                         f"{new_disturbed} new repetition(s) were left out as "
-                         "disturbed (other processes kept the host busy; see "
-                         "host-load.json in the sets): rerun on a quiet host")
+    if not rows and left_out:
+        raise InputError(f"nothing left to compare: {len(left_out)} repetition(s) "
+                         "were left out as disturbed (other processes kept the "
+                         "host busy; see host-load.json in the sets): rerun on "
+                         "a quiet host")
     if not rows:
         raise InputError("the two sides share no series and thread count")
     tested = family_size(rows)
     notes = mixed + warnings_for(rows, settings(base_manifest),
                                  settings(new_manifest), threshold, alpha)
-    if base_thin + new_thin:
-        notes.append(f"{base_thin + new_thin} point(s) timed fewer than 1000 "
-                     "acquisitions: their p99 is left out (a longer "
-                     "DURATION_MS or a smaller LATENCY_EVERY gives it samples)")
-    if base_disturbed + new_disturbed:
-        notes.append(f"{base_disturbed} base and {new_disturbed} new repetition(s) "
-                     "left out: other processes kept the host busy during them "
-                     "(host-load.json of their sets)")
+    with_p99 = {(r["series"], r["threads"]) for r in rows if r["metric"] == "latency_p99"}
+    without = {(r["series"], r["threads"]) for r in rows} - with_p99
+    if "latency_p99" in metrics and without:
+        notes.append(f"{len(without)} row(s) have no p99: a boot timed fewer than "
+                     "1000 acquisitions there in all its repetitions together (a "
+                     "longer DURATION_MS or a smaller LATENCY_EVERY gives it samples)")
+    if left_out:
+        notes.append(f"{len(left_out)} repetition(s) left out of every boot of both "
+                     "sides: other processes kept the host busy during one of them "
+                     "(host-load.json of the sets)")
     return {
         "base": ",".join(map(str, base_dirs)), "new": ",".join(map(str, new_dirs)),
         "design": (f"{len(base_dirs)} paired boots per side" if paired else
@@ -446,7 +482,9 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
         "metrics": list(metrics), "tested": tested, "rows": rows,
         "warnings": notes,
         "regressions": sum(r["regression"] for r in rows),
-        "disturbed_reps": [base_disturbed, new_disturbed],
+        "verdicts": verdicts.counts(rows),
+        "verdict": verdicts.overall(rows),
+        "left_out_reps": sorted(map(list, left_out)),
         # What a confirming rerun needs of each side (analysis/confirm.py).
         "sides": {side: {"variant": m.get("variant"),
                          "parameters": m.get("parameters", {})}
@@ -523,6 +561,49 @@ def probability(text):
     return value
 
 
+def apply_confirmation(report):
+    """After confirm.confirm(): a flagged row its reruns did not flag again
+    cannot tell; the report's counts and verdict follow."""
+    for r in report["rows"]:
+        if "confirmation" not in r:
+            continue
+        if r["regression"]:
+            r["verdict"] = f"{verdicts.SLOWER} (confirmed)"
+        else:
+            r["verdict_kind"] = r["verdict"] = verdicts.CANNOT_TELL
+            r["why"] = "flagged, not flagged again by its confirming boots"
+    report["verdicts"] = verdicts.counts(report["rows"])
+    report["verdict"] = verdicts.overall(report["rows"])
+
+
+def judge_and_print(args, metrics, results_dir):
+    """The comparison's exit status; its text on stdout, the verdict last."""
+    try:
+        if args.dry_run:
+            print(plan(args.base, args.new, results_dir, args.rounds, metrics,
+                       args.threshold, args.alpha, args.confirm))
+            return verdicts.EXIT_OK
+        report = regress(args.base, args.new, results_dir, metrics,
+                         args.threshold / 100, args.alpha, args.rounds,
+                         args.mix_machines)
+        if args.confirm and report["regressions"]:
+            print(format_text(report))
+            print(f"regress: confirming {report['regressions']} flagged row(s) with "
+                  f"{args.confirm} new boot(s) a side", flush=True)
+            confirm.confirm(report, args.confirm,
+                            Path(results_dir) / "confirm", judge_sets)
+            apply_confirmation(report)
+    except (InputError, confirm.ConfirmError) as e:
+        print(f"regress: {e}", file=sys.stderr)
+        print("bad input")
+        return verdicts.EXIT_BAD_INPUT
+    print(format_text(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    print(verdicts.word(report["verdict"], report["threshold"]))
+    return verdicts.exit_status(report["verdict"], args.strict)
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--tally":
         print(tally(argv[2]))
@@ -545,6 +626,8 @@ def main(argv):
     parser.add_argument("--confirm", type=int, default=0, metavar="ROUNDS",
                         help="rerun each flagged row's point ROUNDS times a "
                         "side, interleaved; only a row flagged again counts")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 4 when a row cannot tell (and none is slower)")
     args = parser.parse_args(argv[1:])
     if args.confirm < 0 or args.confirm == 1:
         parser.error("--confirm takes 0 (no rerun) or 2 or more rounds")
@@ -555,32 +638,13 @@ def main(argv):
                      f"known: {', '.join(METRICS)}")
     results_dir = os.environ.get("RESULTS_DIR") or lab_settings.default("RESULTS_DIR", "regress")
     try:
-        if args.dry_run:
-            print(plan(args.base, args.new, results_dir, args.rounds, metrics,
-                       args.threshold, args.alpha, args.confirm))
-            return 0
-        report = regress(args.base, args.new, results_dir, metrics,
-                         args.threshold / 100, args.alpha, args.rounds,
-                         args.mix_machines)
-    except InputError as e:
-        print(f"regress: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if args.confirm and report["regressions"]:
-        print(format_text(report))
-        print(f"regress: confirming {report['regressions']} flagged row(s) with "
-              f"{args.confirm} new boot(s) a side", flush=True)
-        try:
-            confirm.confirm(report, args.confirm,
-                            Path(results_dir) / "confirm", judge_sets)
-        except confirm.ConfirmError as e:
-            print(f"regress: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    print(format_text(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
-    if report["regressions"]:
-        return EXIT_REGRESSION
-    return 0 if report["tested"] else EXIT_NOT_JUDGED
+        return judge_and_print(args, metrics, results_dir)
+    except Exception:  # noqa: BLE001 - a bug must not read as "slower" (1)
+        traceback.print_exc()
+        print("regress: internal error (the traceback above is the lab's bug)",
+              file=sys.stderr)
+        print("internal error")
+        return verdicts.EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":

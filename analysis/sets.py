@@ -140,3 +140,22 @@ def read_rounds(path):
         rnd, variant, folder = fields
         rounds.setdefault(rnd, {})[variant] = path.parent / folder
     return rounds
+
+
+def interleaved(base_names, new_names):
+    """Whether two sides' boots ran interleaved, so that the i-th of each
+    belong together: as many on each side, and in the order of their
+    start (folder names begin with the UTC start) each consecutive two
+    boots are the i-th of one side and the i-th of the other, in either
+    order (A B A B, or the A B B A of counterbalanced rounds). Two batches
+    run one after the other are not: pairing them in start order paired
+    boots that shared nothing."""
+    if len(base_names) != len(new_names):
+        return False
+    timeline = sorted([(name, 0, i) for i, name in enumerate(sorted(base_names))]
+                      + [(name, 1, i) for i, name in enumerate(sorted(new_names))])
+    for k in range(0, len(timeline), 2):
+        (_, side_a, i), (_, side_b, j) = timeline[k], timeline[k + 1]
+        if side_a == side_b or i != j:
+            return False
+    return True

@@ -20,23 +20,34 @@ is a ratio and boot-to-boot noise is close to symmetric:
   chosen by Tarone's rule: a row whose test cannot give a p small enough
   (an exact test with few boots) is left out and spends none of alpha;
 - the minimum detectable effect: the ratio a row would flag with 80%
-  power at the strictest level Holm applies (alpha / rows judged).
+  power at the strictest level Holm applies (alpha / rows judged), from
+  the same t distribution the test uses (Welch's degrees of freedom for
+  unpaired boots);
+- a one-sided non-inferiority test beside the two-sided one: is the
+  change for the worse smaller than a threshold? (the equivalence half
+  of TOST that says "not slower than 5%", where the two-sided test can
+  only say "no evidence of a change").
+A t interval needs MIN_T_BOOTS boots a side (pairs): with two, one degree
+of freedom, boots that happen to agree give an interval a tenth of a
+percent wide for a change of -20% (the A/A false alarms of the
+2026-12-06 reference at 2 boots a side); there the exact test alone
+speaks, and its floor (0.5 at 2 pairs) says nothing can be told.
 SciPy and statsmodels (Debian's python3-scipy, python3-statsmodels) do the
 arithmetic.
 """
 import math
-import random
-import statistics
 
 import numpy as np
 from scipy import stats as sps
+from scipy.optimize import brentq
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.power import TTestIndPower, TTestPower
-from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
-BOOTSTRAP_SAMPLES = 2000
-BOOTSTRAP_SEED = 20131204  # fixed: the same data give the same interval
+# Fixed: the same boots give the same sampled permutation p.
+PERMUTATION_SEED = 20131204
 POWER = 0.8
+# Fewest boots a side (pairs) for a t test and its interval: two give one
+# degree of freedom, and intervals as narrow as chance makes them.
+MIN_T_BOOTS = 3
 # Beyond this many arrangements the permutation test samples them.
 EXACT_PERMUTATIONS = 200000
 
@@ -82,7 +93,7 @@ def _permutation_p(base_logs, new_logs, paired):
         permutation_type="samples" if paired else "independent",
         vectorized=True, alternative="two-sided",
         n_resamples=min(arrangements, EXACT_PERMUTATIONS),
-        random_state=BOOTSTRAP_SEED)
+        random_state=PERMUTATION_SEED)
     return float(result.pvalue)
 
 
@@ -92,9 +103,11 @@ def boot_comparison(base, new, paired, noiseless_when_equal=False):
     permutation p, and what the spread allows to detect (see mde()).
 
     base and new hold one positive estimate per boot; paired means the
-    i-th boots of the two sides ran in the same round. With fewer than two
-    boots on a side (or pairs) nothing is known of the boot-to-boot noise:
-    the interval and p-values are None.
+    i-th boots of the two sides ran in the same round. With fewer than
+    MIN_T_BOOTS boots on a side (or pairs) the t test is not made: no
+    interval, and the exact test's p stands for the row (t_test False).
+    The spread is still given from two boots, for boots_for()'s estimate
+    of what a real comparison would need.
 
     Boots that all moved by the same ratio leave the t test no spread.
     Where that is quantization (a p99 in one bucket) nothing is known of
@@ -110,82 +123,112 @@ def boot_comparison(base, new, paired, noiseless_when_equal=False):
     out = {"paired": paired, "boots": [len(b), len(n)],
            "change": _change(float(np.mean(n) - np.mean(b))),
            "ci95": None, "p_value": None, "p_exact": None, "spread": None,
-           "df": None}
+           "spreads": None, "df": None, "t_test": False}
+    if min(len(b), len(n)) < 2:
+        return out
     if paired:
-        d = n - b
-        if len(d) < 2:
-            return out
-        out["spread"] = float(np.std(d, ddof=1))
-        out["df"] = len(d) - 1
-        described = DescrStatsW(d)
-        if out["spread"] > 0:
-            out["ci95"] = [_change(x) for x in described.tconfint_mean(0.05)]
-            out["p_value"] = float(described.ttest_mean(0)[1])
+        out["spread"] = float(np.std(n - b, ddof=1))
     else:
-        if min(len(b), len(n)) < 2:
-            return out
-        means = CompareMeans(DescrStatsW(n), DescrStatsW(b))
-        # The pooled spread of one boot, for the detectable effect.
-        out["spread"] = float(math.sqrt((np.var(b, ddof=1) + np.var(n, ddof=1)) / 2))
-        if out["spread"] > 0:
-            _, p, df = means.ttest_ind(usevar="unequal")
-            out["ci95"] = [_change(x) for x in means.tconfint_diff(0.05, usevar="unequal")]
-            out["p_value"], out["df"] = float(p), float(df)
+        out["spreads"] = [float(np.std(b, ddof=1)), float(np.std(n, ddof=1))]
+        # The pooled spread of one boot, shown beside the change.
+        out["spread"] = float(math.sqrt(sum(x * x for x in out["spreads"]) / 2))
+    se, df = _standard_error(out)
     out["p_exact"] = _permutation_p(b, n, paired)
     if out["spread"] == 0 and noiseless_when_equal:
         out["noiseless"] = True
         out["ci95"] = [out["change"], out["change"]]
         out["p_value"] = 0.0 if out["change"] else 1.0
-    if out["p_value"] is None:
-        # Every boot moved by the same ratio: no spread for t, and the
-        # permutation test is the honest answer.
+        return out
+    if min(len(b), len(n)) >= MIN_T_BOOTS and se > 0:
+        log_change = float(np.mean(n) - np.mean(b))
+        half = float(sps.t.isf(0.025, df)) * se
+        out.update(t_test=True, df=df,
+                   ci95=[_change(log_change - half), _change(log_change + half)],
+                   p_value=float(2 * sps.t.sf(abs(log_change) / se, df)))
+    else:
+        # Too few boots for a t interval, or every boot moved by the same
+        # ratio: the permutation test is the honest answer.
         out["p_value"] = out["p_exact"]
     return out
 
 
-def mde(comparison, alpha):
-    """The smallest change (a ratio minus one) that the comparison would
-    detect with POWER at two-sided level alpha, given the spread between
-    its boots; None when the spread is unknown (fewer than two boots, or
-    boots that all measured the same value: quantized data say nothing of
-    their noise)."""
-    spread = comparison["spread"]
-    m, n = comparison["boots"]
+def _standard_error(comparison, boots=None):
+    """(standard error of the mean log change, degrees of freedom) of a
+    comparison's t test, at its own boot counts or at boots [m, n]:
+    paired, the one-sample t of the log-ratios; unpaired, Welch's, with
+    the Welch-Satterthwaite degrees of freedom."""
+    m, n = boots or comparison["boots"]
+    if comparison["paired"]:
+        return comparison["spread"] / math.sqrt(m), m - 1
+    sb, sn = comparison.get("spreads") or [comparison["spread"]] * 2
+    vb, vn = sb * sb / m, sn * sn / n
+    if vb + vn == 0:
+        return 0.0, m + n - 2
+    df = (vb + vn) ** 2 / (vb * vb / (m - 1) + vn * vn / (n - 1))
+    return math.sqrt(vb + vn), df
+
+
+def _power(effect, se, df, alpha):
+    """Power of the two-sided t test at level alpha against a true log
+    change effect, the noncentral t (as statsmodels' TTestPower)."""
+    critical = sps.t.isf(alpha / 2, df)
+    shift = effect / se
+    return float(sps.nct.sf(critical, df, shift) + sps.nct.cdf(-critical, df, shift))
+
+
+def _detectable_log_change(se, df, alpha):
+    """The least log change the t test detects with POWER."""
+    high = se
+    while _power(high, se, df, alpha) < POWER:
+        high *= 2
+    return brentq(lambda e: _power(e, se, df, alpha) - POWER, 0.0, high,
+                  xtol=1e-12 * high)
+
+
+def worse_change(log_change, higher_is_better):
+    """A log change for the worse as the change a reader sees, a positive
+    fraction: for throughput the drop (a log change of 1.68 is 81% lower,
+    not 438%), for latency the rise."""
+    return -math.expm1(-log_change) if higher_is_better else math.expm1(log_change)
+
+
+def mde(comparison, alpha, higher_is_better=True):
+    """The smallest change for the worse (a positive fraction: a drop for
+    throughput, a rise for latency) that the comparison would detect with
+    POWER at two-sided level alpha, given the spread between its boots, by
+    the same t test that judges it; None when the t test was not made
+    (fewer than MIN_T_BOOTS boots a side, or boots that all measured the
+    same value: quantized data say nothing of their noise)."""
     if comparison.get("noiseless"):
         return 0.0
-    if not spread:
+    if not comparison.get("t_test"):
         return None
-    if comparison["paired"]:
-        effect = TTestPower().solve_power(nobs=m, alpha=alpha, power=POWER)
-        return _change(effect * spread)
-    effect = TTestIndPower().solve_power(nobs1=m, ratio=n / m, alpha=alpha,
-                                         power=POWER)
-    return _change(effect * spread)
+    se, df = _standard_error(comparison)
+    return worse_change(_detectable_log_change(se, df, alpha), higher_is_better)
 
 
-def boots_for(comparison, change, alpha, most=1000):
+def boots_for(comparison, change, alpha, most=1000, higher_is_better=True):
     """How many boots a side (pairs, when paired) the comparison would
-    need to detect change (a ratio minus one) with POWER at level alpha,
-    if its boots spread as these did; None when the spread is unknown,
-    most + 1 beyond most."""
-    spread = comparison["spread"]
-    if not spread or change <= 0:
+    need to detect change (a positive fraction for the worse) with POWER
+    at level alpha, if its boots spread as these did; None when the
+    spread is unknown, most + 1 beyond most."""
+    if not comparison["spread"] or change <= 0:
         return None
-    effect = math.log1p(change) / spread
+    if higher_is_better and change >= 1:
+        return None
+    effect = -math.log1p(-change) if higher_is_better else math.log1p(change)
     m, n = comparison["boots"]
 
     def enough(boots):
-        if comparison["paired"]:
-            power = TTestPower().power(effect_size=effect, nobs=boots, alpha=alpha)
-        else:
-            power = TTestIndPower().power(effect_size=effect, nobs1=boots,
-                                          ratio=n / m, alpha=alpha)
-        return power >= POWER
+        other = boots if comparison["paired"] else max(2, round(boots * n / m))
+        se, df = _standard_error(comparison, [boots, other])
+        return _power(effect, se, df, alpha) >= POWER
 
     if not enough(most):
         return most + 1
-    # Bisection: enough(high) holds; low is 1, below the least count of 2.
-    low, high = 1, most
+    # Bisection: enough(high) holds; low is MIN_T_BOOTS - 1, below the
+    # least count that gives a t test.
+    low, high = MIN_T_BOOTS - 1, most
     while high - low > 1:
         middle = (low + high) // 2
         if enough(middle):
@@ -193,6 +236,51 @@ def boots_for(comparison, change, alpha, most=1000):
         else:
             low = middle
     return high
+
+
+def not_worse_p(base, new, paired, margin, higher_is_better, exact=False,
+                noiseless=False):
+    """One-sided p of "NEW is worse than BASE by margin or more" (a
+    positive fraction: a drop for throughput, a rise for latency), the
+    non-inferiority half of TOST; small means NEW is not that much worse.
+    exact: by the permutation test of the shifted log changes (sign flips
+    or relabellings), as boot_comparison's p_exact; otherwise the t test
+    (None with fewer than MIN_T_BOOTS boots a side, or no spread); None
+    for either with a single boot on a side."""
+    sign = 1.0 if higher_is_better else -1.0
+    # In units of "gain" (positive is better), the worst tolerated gain.
+    if higher_is_better:
+        bound = math.log1p(-margin) if margin < 1 else -math.inf
+    else:
+        bound = -math.log1p(margin)
+    b = sign * np.log(base)
+    n = sign * np.log(new)
+    if min(len(b), len(n)) < 2:
+        return None
+    if bound == -math.inf:
+        return 0.0
+    if exact:
+        result = sps.permutation_test(
+            (b + bound, n), lambda x, y, axis: np.mean(y, axis=axis) - np.mean(x, axis=axis),
+            permutation_type="samples" if paired else "independent",
+            vectorized=True, alternative="greater",
+            n_resamples=min(_arrangements((len(b), len(n)), paired), EXACT_PERMUTATIONS),
+            random_state=PERMUTATION_SEED)
+        return float(result.pvalue)
+    gain = float(np.mean(n) - np.mean(b))
+    if noiseless:
+        return 0.0 if gain > bound else 1.0
+    if min(len(b), len(n)) < MIN_T_BOOTS:
+        return None
+    comparison = {"paired": paired, "boots": [len(b), len(n)]}
+    if paired:
+        comparison["spread"] = float(np.std(n - b, ddof=1))
+    else:
+        comparison["spreads"] = [float(np.std(b, ddof=1)), float(np.std(n, ddof=1))]
+    se, df = _standard_error(comparison)
+    if se == 0:
+        return None
+    return float(sps.t.sf((gain - bound) / se, df))
 
 
 def tarone_family(smallest_p, alpha):
@@ -223,16 +311,15 @@ def holm(p_values, alpha):
     return reject, adjusted
 
 
-def _percentile_interval(values, level):
-    values = sorted(values)
-    tail = (1 - level) / 2
-    return (values[int(tail * (len(values) - 1))],
-            values[int((1 - tail) * (len(values) - 1))])
-
-
-def bootstrap_median_ci(values, level=0.95):
-    """Percentile interval of the median of values (plot bands)."""
-    rng = random.Random(BOOTSTRAP_SEED)
-    return _percentile_interval(
-        [statistics.median(rng.choices(values, k=len(values)))
-         for _ in range(BOOTSTRAP_SAMPLES)], level)
+def boot_mean_ci(values, level=0.95):
+    """(geometric mean, low, high) of one estimate per boot: the t
+    interval of the mean log over the boots, the interval every figure of
+    the lab's report uses; low and high are None with fewer than
+    MIN_T_BOOTS boots (no interval narrower than the boots allow)."""
+    logs = np.log(values)
+    centre = float(np.exp(np.mean(logs)))
+    if len(logs) < MIN_T_BOOTS:
+        return centre, None, None
+    half = float(sps.t.isf((1 - level) / 2, len(logs) - 1) * np.std(logs, ddof=1)
+                 / math.sqrt(len(logs)))
+    return centre, centre * math.exp(-half), centre * math.exp(half)

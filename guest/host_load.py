@@ -4,9 +4,10 @@
 Under TCG the guest's clock follows the host's, so time the host gives to
 another process is invisible inside the guest: a point simply reads slower
 (the workers' CPU time over elapsed time stays 0.999). The host sees it:
-between two samples, the CPU time all processes used (/proc/stat, steal
-included) minus what QEMU used (/proc/PID/stat, its threads included) is
-what everything else took. The runner samples at the start of the boot and
+between two samples, the CPU time all processes used (/proc/stat) minus
+what QEMU used (/proc/PID/stat, its threads included), plus the steal time
+(what the host's own hypervisor gave to others), is what everything else
+took. The runner samples at the start of the boot and
 each time a point's record arrives, so each point gets the interval that
 ends with it (its warm-up and measured window, and the end of the point
 before).
@@ -59,11 +60,14 @@ class HostSampler:
         qemu = (b["qemu"] - a["qemu"]
                 if a["qemu"] is not None and b["qemu"] is not None else None)
         busy = b["busy"] - a["busy"]
+        steal = b["steal"] - a["steal"]
         return {"wall_s": round(wall, 3), "qemu_cpu_s": qemu and round(qemu, 3),
                 "host_busy_cpu_s": round(busy, 3),
-                "steal_s": round(b["steal"] - a["steal"], 3),
-                # Average CPUs that everything but QEMU kept busy.
-                "other_cpus": (round(max(busy - qemu, 0) / wall, 3)
+                "steal_s": round(steal, 3),
+                # Average CPUs that everything but QEMU kept busy, steal
+                # included: time the host's own hypervisor gave away is
+                # time QEMU's vCPU threads could not run either.
+                "other_cpus": (round((max(busy - qemu, 0) + steal) / wall, 3)
                                if qemu is not None and wall > 0 else None)}
 
     def interval(self):

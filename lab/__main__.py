@@ -13,7 +13,10 @@ booted, with what, and where the set would go; nothing is built or booted.
   bench       one boot of VARIANT measuring the sweep      lab/bench.sh
   check       VARIANT's correctness checks, a boot each    lab/check.sh
   compare     VARIANTS interleaved, or SETS, side by side  lab/compare.sh
-  regress     did NEW get slower than BASE?                analysis/regress.py
+  regress     did NEW get slower than BASE? its exit status  analysis/regress.py
+              is the verdict: 0 not slower (or cannot tell
+              without STRICT=1), 1 slower, 2 bad input,
+              3 nothing judged, 4 cannot tell with STRICT=1
   verify      the designs' SPIN models                     lab/verify.py
   calibrate   make regress's A/A false alarms and power    lab/calibrate_regress.sh
   bundle      make bench packed for another host           lab/bundle.sh
@@ -52,8 +55,9 @@ def regress_command(values, dry_run):
                        ("--confirm", "CONFIRM")):
         if values.get(name):
             command += [flag, values[name]]
-    if values.get("MIX_MACHINES") == "1":
-        command.append("--mix-machines")
+    for flag, name in (("--mix-machines", "MIX_MACHINES"), ("--strict", "STRICT")):
+        if values.get(name) == "1":
+            command.append(flag)
     return command + (["--dry-run"] if dry_run else []) + [values["BASE"], values["NEW"]]
 
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Usage: VARIANTS="stock owner-field" [ROUNDS=3] lab/interleave.sh
-# Boots each variant in turn, ROUNDS times (A B A B ...), so that drift of
-# the machine hits every variant alike. Other settings are lab/bench.sh's.
+# Boots each variant in turn, ROUNDS times (A B, B A, A B, ...), so that
+# drift of the machine hits every variant alike. Other settings are
+# lab/bench.sh's.
 # Prints one line per result set: round, variant, folder.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,7 +26,8 @@ for variant in "${variants[@]}"; do
 	"$LAB_ROOT/lab/build.sh" "$variant" "${PROFILE:-bench}" >&2
 done
 for round in $(seq 1 "$ROUNDS"); do
-	for variant in "${variants[@]}"; do
+	read -ra order <<<"$(round_order "$round" "${variants[@]}")"
+	for variant in "${order[@]}"; do
 		log "round $round/$ROUNDS: $variant"
 		made=$(VARIANT=$variant set_made_by "$LAB_ROOT/lab/bench.sh") ||
 			die "round $round: the $variant run failed (see above); its set: ${made:-none}"

@@ -66,6 +66,26 @@ require_path_name() {
 		die "$setting '${value//$'\n'/\\n}' is not a name: use letters, digits, '.', '_' and '-'"
 }
 
+# round_order ROUND VARIANT...: the order of ROUND's boots. Counterbalanced
+# rounds: every other round runs the designs in reverse (A B C, C B A, A B
+# C, ...), so that a drift of the machine that is linear over two rounds
+# lands on every design alike; in the same order every round, the last
+# design of each carried it (the 2026-12-06 reference drifted 2.15% per 10
+# minutes at 2-4 threads: about -1.8% on its last design).
+round_order() {
+	local round=$1 i
+	shift
+	if ((round % 2)); then
+		echo "$@"
+		return
+	fi
+	local reversed=()
+	for ((i = $#; i >= 1; i--)); do
+		reversed+=("${!i}")
+	done
+	echo "${reversed[@]}"
+}
+
 require_variant() {
 	local variant=$1 variants
 	variants=$(list_variants)

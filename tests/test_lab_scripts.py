@@ -354,9 +354,10 @@ def test_a_regress_dry_run_names_the_sets_it_would_compare(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("plan: make regress, 2 base and 2 new boot(s), paired")
+    # write_boots names them as an interleaved run would: paired.
     assert [line.split("/")[-1] for line in lines[2:]] == [
-        "20261200T000000Z-vm", "20261201T000000Z-vm",
-        "20261202T000000Z-vm", "20261203T000000Z-vm"]
+        "20261201T000000Z-vm", "20261202T000000Z-vm",
+        "20261201T010000Z-vm", "20261202T010000Z-vm"]
     assert not list((tmp_path / "results").glob("*/*/regress*"))
 
 
