@@ -179,8 +179,13 @@ RAISE_ON_SIGNAL = [True]
 
 
 def on_signal(signum, _frame):
+    # Raise once: Ctrl-C brings SIGINT from the terminal and, a moment
+    # later, the SIGTERM lab/lib.sh's boot_guest passes on; a second raise
+    # inside the handling of the first crashed the runner before it wrote
+    # run.json. Taken before anything else, so no second signal finds it set.
+    raise_now, RAISE_ON_SIGNAL[0] = RAISE_ON_SIGNAL[0], False
     INTERRUPTIONS.append(signal.Signals(signum).name)
-    if RAISE_ON_SIGNAL[0]:
+    if raise_now:
         raise Interrupted(INTERRUPTIONS[-1])
 
 

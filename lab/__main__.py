@@ -30,6 +30,7 @@ its settings checked before anything runs, and its set named.
 """
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,34 @@ VERBS = {
 }
 
 
+# What stops a job: each is passed on to it, and the lab waits for the job
+# to finish its set as interrupted (a job's script passes it to the runner,
+# which stops QEMU). Dying at once, as Python does on SIGTERM, orphaned the
+# job's script and its QEMU, and left the set's manifest saying ok.
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run_job(command, env, stdout=None):
+    """The job's exit status, once it has ended; a stopping signal that
+    reaches the lab meanwhile is passed on to it (Ctrl-C reaches both
+    from the terminal: the job is then told twice, which it takes as
+    once)."""
+    proc = subprocess.Popen(command, env=env, stdout=stdout)
+
+    def forward(signum, _frame):
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
+    try:
+        status = proc.wait()
+        # Killed by a signal: the shell's way of saying so, 128 + N.
+        return 128 - status if status < 0 else status
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run(verb, dry_run):
     """The verb's job, its settings checked first; its exit status."""
     job, command_of, names_set = VERBS[verb]
@@ -130,11 +159,11 @@ def run(verb, dry_run):
         print(f"mutexlab: error: {e}", file=sys.stderr)
         return 2
     if not names_set or dry_run:
-        return subprocess.run(command, env=env).returncode
+        return run_job(command, env)
     with tempfile.NamedTemporaryFile("r", prefix="mutexlab-set.") as made:
         env["RESULT_SET_FILE"] = made.name
         # The job's own output goes to stderr: stdout ends with the set.
-        status = subprocess.run(command, env=env, stdout=sys.stderr).returncode
+        status = run_job(command, env, stdout=sys.stderr)
         path = made.read().strip()
     if path:
         print(path)
