@@ -19,10 +19,16 @@ class BadSet(Exception):
 
 def write_atomic(path, text):
     """Write text to path through a temporary file and a rename, so that a
-    full disk or a crash leaves the old file or none, never a part."""
+    full disk or a crash leaves the old file or none, never a part; the
+    file's mode is what the umask gives a new file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        # mkstemp makes it 0600: a set is for everyone the umask lets read
+        # it (another user read "not a complete result set").
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()

@@ -364,6 +364,9 @@ def test_a_regress_dry_run_names_the_sets_it_would_compare(tmp_path):
 @pytest.mark.parametrize("target, settings, message", [
     ("compare", {"VARIANTS": "tri-state bogus"}, "unknown VARIANT 'bogus'"),
     ("compare", {}, 'give VARIANTS="a b ..."'),
+    # Passed DRY_RUN; a real run then built every kernel and failed in seq.
+    ("compare", {"VARIANTS": "tri-state", "ROUNDS": "abc"},
+     "ROUNDS must be an integer from 1 to 1000"),
     ("regress", {"BASE": "nope", "NEW": "a"}, "nope: neither a result set"),
     ("regress", {}, "make regress needs BASE="),
     ("verify", {"VARIANTS": "bogus"}, "no model for bogus"),

@@ -45,3 +45,20 @@ def test_verify_sets_have_no_variant(tmp_path):
     older = judged(tmp_path / "verify" / "20261201T000000Z-vm")
     newer = judged(tmp_path / "verify" / "20261202T000000Z-vm")
     assert newest_sets(tmp_path, "verify", count=2) == [older, newer]
+
+
+def test_a_set_file_is_readable_as_the_umask_says(tmp_path):
+    """results.json and manifest.json were written 0600 (mkstemp's mode)
+    whatever the umask: another user read 'not a complete result set'."""
+    import stat
+    import subprocess
+    from conftest import LAB_ROOT
+    for umask, mode in (("022", 0o644), ("077", 0o600), ("002", 0o664)):
+        path = tmp_path / f"results-{umask}.json"
+        subprocess.run(["/usr/bin/python3", "-c",
+                        "import os, sys; os.umask(int(sys.argv[2], 8)); "
+                        "sys.path.insert(0, sys.argv[3]); "
+                        "from sets import write_atomic; write_atomic(sys.argv[1], '{}')",
+                        str(path), umask, str(LAB_ROOT / "analysis")],
+                       check=True, timeout=30)
+        assert stat.S_IMODE(path.stat().st_mode) == mode, umask
