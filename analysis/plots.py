@@ -12,6 +12,9 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text in SVGs
+# The same data give the same files: a remade reference differs only where
+# its figures do (no random ids, no creation date).
+matplotlib.rcParams["svg.hashsalt"] = "mutexlab"
 import matplotlib.pyplot as plt  # noqa: E402
 
 from matplotlib.lines import Line2D  # noqa: E402
@@ -63,14 +66,14 @@ def series_with_sweeps(variants, workload=None):
 
 
 def panel_title(series, what, loop_ps=None):
-    """A series' panel title, two lines: the series, and what is plotted
-    with its loops also in ns when their cost is known."""
-    title = f"{series}\n{what}"
+    """A series' panel title, two lines: the series, with its loops also
+    in ns when their cost is known, and what is plotted."""
+    head = series
     parts = series.split("/")
     if loop_ps and len(parts) == 4:
         c, w = (int(x[1:]) for x in parts[1:3])
-        title += f" (C ~{c * loop_ps / 1000:.0f} ns, W ~{w * loop_ps / 1000:.0f} ns)"
-    return title
+        head += f" (C ~{c * loop_ps / 1000:.0f} ns, W ~{w * loop_ps / 1000:.0f} ns)"
+    return f"{head}\n{what}"
 
 
 def grid(panels, rows_per_panel=1, width=4.8, height=3.6, columns=4):
@@ -107,7 +110,7 @@ def save(fig, out_dir, name, note, title, legend_room=0.0):
     fig.text(0.01, 0.005, note, fontsize=8, ha="left", va="bottom")
     fig.tight_layout(rect=(0, 0.03, 1 - legend_room, 0.97))
     for ext in ("png", "svg"):
-        fig.savefig(out_dir / f"{name}.{ext}", dpi=110)
+        fig.savefig(out_dir / f"{name}.{ext}", dpi=110, metadata={"Date": None})
     plt.close(fig)
     return f"{name}.png"
 

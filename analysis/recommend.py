@@ -160,8 +160,8 @@ def drift(estimates_by_variant):
         if None in times or len(boots) < 2:
             return None
         starts[variant] = times
-        keys = set().union(*(est for _, est in boots))
-        for key in keys:
+        # Sorted: the same boots sum in the same order, to the last digit.
+        for key in sorted(set().union(*(est for _, est in boots))):
             series, threads, metric = key
             if metric != "throughput":
                 continue
@@ -198,6 +198,9 @@ def drift_lines(found, order):
         return ["Drift: unknown (too few boots, or set names without their start)."]
     slopes = ", ".join(f"{100 * v:+.2f}% per 10 minutes at {g}"
                        for g, v in found["per_10_min"].items())
+    if len(found["mean_start_min"]) == 1:
+        return [f"Drift of the machine over these boots (each row's throughput "
+                f"against its boot's start): {slopes}."]
     worst = max(abs(v) for v in found["per_10_min"].values())
     starts = found["mean_start_min"]
     lever = max(abs(x) for x in starts.values())
