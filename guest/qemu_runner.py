@@ -68,6 +68,13 @@ def failure_line(line):
     return line if any(p.search(line) for p in FAILURE_PATTERNS) else None
 
 
+def option_value(path):
+    """A path inside one of QEMU's key=value,... options: a comma doubled,
+    as QEMU reads a literal one (RESULTS_DIR=x,path=/y made QEMU write to
+    /y)."""
+    return str(path).replace(",", ",,")
+
+
 def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
                        out_dir, tcg_threads="multi"):
     """The QEMU command line as a list; never a string to be re-parsed.
@@ -80,12 +87,13 @@ def build_qemu_command(qemu, accel, vcpus, mem_mb, kernel, initrd, append,
     A guest told mutexlab.channel=console gets the console alone, as on a
     LAVA device."""
     out = Path(out_dir)
-    channels = ["-chardev", f"file,id=console,path={out / 'console.log'}",
+    channels = ["-chardev", f"file,id=console,path={option_value(out / 'console.log')}",
                 "-serial", "chardev:console"]
     if not console_channel(append):
-        channels += ["-chardev", f"file,id=results,path={out / 'results.raw'}",
+        channels += ["-chardev",
+                     f"file,id=results,path={option_value(out / 'results.raw')}",
                      "-serial", "chardev:results",
-                     "-chardev", f"file,id=status,path={out / 'guest-status'}",
+                     "-chardev", f"file,id=status,path={option_value(out / 'guest-status')}",
                      "-serial", "chardev:status"]
     if accel == "kvm":
         accel_args = ["-accel", "kvm", "-cpu", "host"]

@@ -32,13 +32,25 @@ TABLE = Path(__file__).resolve().with_name("settings.toml")
 JOBS = ("bench", "check", "build", "compare", "regress", "verify", "import",
         "lava-job", "calibrate")
 TYPES = ("count", "counts", "flag", "choice", "power_of_two", "percent",
-         "workloads", "checks", "text", "checked")
+         "workloads", "checks", "text", "kernel_args", "checked")
 DESTINATIONS = ("module", "qemu", "build", "host")
 # Digits only, and few enough that a huge value is refused, not overflowed.
 COUNT = re.compile(r"[0-9]{1,9}")
 # A percentage >= 0 in plain decimals: no sign, exponent, inf or nan (nan
 # compares false with every change and would hide every regression).
 PERCENT = re.compile(r"[0-9]{1,3}(\.[0-9]{1,6})?")
+# Kernel parameters as the lab passes them to QEMU's -append: words of
+# key[=value] apart by single spaces; no newline, quote or backslash that
+# the guest's command line or a shell would read otherwise.
+KERNEL_ARG = re.compile(r"[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/+=@%-]*)?")
+# What extra kernel parameters may not replace without UNSAFE_APPEND=1:
+# the lab's crash detection and console (qemu_runner.py BASE_APPEND, and
+# what hides an oops from the console or replaces the lab's /init), and
+# every mutexlab.* parameter but the module's test-only switches
+# (mutexlab.test_*), which the lab never sets itself.
+RESERVED_KERNEL_ARGS = ("console", "panic", "oops", "panic_on_warn", "hung_task_panic",
+                        "sysctl.kernel.hung_task_timeout_secs", "loglevel", "quiet",
+                        "rdinit", "init", "mutex_release_window_ns")
 
 
 class SettingsError(ValueError):
@@ -88,6 +100,12 @@ class Setting:
         elif self.type == "percent":
             if not PERCENT.fullmatch(value) or not self.min <= float(value) <= self.max:
                 return f"{self.name} must be a percentage {rng}, got '{value}'"
+        elif self.type == "kernel_args":
+            for word in value.split(" ") if value else ():
+                if not KERNEL_ARG.fullmatch(word):
+                    return (f"{self.name}: {word!r} is not a kernel parameter "
+                            "(key or key=value, letters, digits and _.,:/+=@%-, "
+                            "one space between)")
         elif self.type == "flag" and value not in ("0", "1"):
             return f"{self.name} takes 0 or 1, got '{value}'"
         elif self.type == "choice" and value not in self.choices:
@@ -188,6 +206,14 @@ def resolve(job, env):
             if problem:
                 raise SettingsError(problem)
         values[s.name] = value
+    if values.get("UNSAFE_APPEND") != "1":
+        for s in of_job(job):
+            taken = reserved_kernel_args(values.get(s.name)) if s.type == "kernel_args" else []
+            if taken:
+                raise SettingsError(
+                    f"{s.name} would replace the lab's own {' '.join(taken)}: "
+                    "the manifest would not say what the guest ran, or a crash "
+                    "would go unseen; UNSAFE_APPEND=1 allows it")
     for s in of_job(job):
         needed = (s.requires or {}).get(values.get(s.name), {})
         for other, value in needed.items():
@@ -195,6 +221,13 @@ def resolve(job, env):
                 raise SettingsError(f"{s.name}={values[s.name]} needs {other}={value}, "
                                     f"got {other}={values[other]}")
     return {s.name: values[s.name] for s in of_job(job) if s.name in values}
+
+
+def reserved_kernel_args(value):
+    """The keys of value (kernel parameters) that are the lab's own."""
+    keys = [word.split("=", 1)[0] for word in (value or "").split()]
+    return [k for k in keys if k in RESERVED_KERNEL_ARGS
+            or (k.startswith("mutexlab.") and not k.startswith("mutexlab.test_"))]
 
 
 def default(name, job):

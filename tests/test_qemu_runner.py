@@ -81,6 +81,20 @@ def test_clean_boot_console_has_no_failure_lines():
     assert [l for l in lines if qemu_runner.failure_line(l)] == []
 
 
+def test_a_comma_in_a_result_folder_cannot_add_a_qemu_option(tmp_path):
+    """RESULTS_DIR=x,path=/y made QEMU's -chardev write the console to /y:
+    a comma inside an option's value is doubled, QEMU's literal comma
+    (checked by hand with QEMU 7.2: it then opens 'x,path=/y/console.log')."""
+    out = tmp_path / "x,path=" / "y"
+    cmd = qemu_runner.build_qemu_command("qemu", "tcg", 2, 512, "k", "i", "", out)
+    chardevs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-chardev"]
+    assert chardevs[0] == f"file,id=console,path={str(out).replace(',', ',,')}/console.log"
+    for value in chardevs:
+        # Split as QEMU splits: on single commas only.
+        keys = [part.split("=", 1)[0] for part in value.replace(",,", "\0").split(",")]
+        assert keys == ["file", "id", "path"], value
+
+
 def test_command_is_a_list_with_separate_channels(tmp_path):
     cmd = qemu_runner.build_qemu_command("qemu", "tcg", 3, 512, "k", "i",
                                          "console=ttyS0", tmp_path)

@@ -2,6 +2,7 @@
 """lab/settings.toml and lab/settings.py: defaults, presets, validation, and
 the lists made from the table."""
 import os
+import re
 import subprocess
 
 import pytest
@@ -106,7 +107,7 @@ def test_the_lists_made_from_the_table():
     # checked itself.
     assert {"PAIRS", "SETS_PER_SIDE", "BASE_VARIANTS_DIR", "NEW_VARIANTS_DIR",
             "BASE_APPEND", "NEW_APPEND"} <= names
-    assert len(names) == 52
+    assert len(names) == 53
     assert set(settings.comparable()) == {"vcpus", "accel", "cs_loops", "think_loops",
                                           "duration_ms", "pin", "shards"}
     record = {job: {s.name for s in settings.table() if job in s.record}
@@ -114,11 +115,11 @@ def test_the_lists_made_from_the_table():
     assert record["bench"] == {
         "VCPUS", "MEM_MB", "ACCEL", "WORKLOADS", "DURATION_MS", "WARMUP_MS", "REPS",
         "CS_LOOPS", "THINK_LOOPS", "LATENCY_EVERY", "THREADS", "PIN", "SHARDS",
-        "QUICK", "FULL", "RELEASE_WINDOW_NS", "GUEST_APPEND", "RESULTS_CHANNEL",
-        "VCPU_PIN"}
+        "QUICK", "FULL", "RELEASE_WINDOW_NS", "GUEST_APPEND", "UNSAFE_APPEND",
+        "RESULTS_CHANNEL", "VCPU_PIN"}
     assert record["check"] == {"VCPUS", "MEM_MB", "ACCEL", "CHECKS", "CHECK_MS",
-                               "RELEASE_WINDOW_NS", "PEER_SECS", "GUEST_APPEND", "PROFILE",
-                               "RESULTS_CHANNEL", "VCPU_PIN"}
+                               "RELEASE_WINDOW_NS", "PEER_SECS", "GUEST_APPEND",
+                               "UNSAFE_APPEND", "PROFILE", "RESULTS_CHANNEL", "VCPU_PIN"}
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -133,15 +134,44 @@ def test_a_bad_entry_is_refused(entry, message):
 
 
 def test_the_shell_gets_values_whole():
-    """load_settings: a value with spaces, a newline and '=' arrives as it
-    was given, exported to what the job runs."""
-    value = "mutexlab.a=1 b\nc=2"
+    """load_settings: a value with spaces and '=' arrives as it was given,
+    exported to what the job runs."""
+    value = "mutexlab.test_a=1 b c=2=3"
     out = subprocess.run(
         ["bash", "-c", 'source lab/lib.sh && load_settings bench && '
                        'printf "%s|%s" "$GUEST_APPEND" "$(printenv REPS)"'],
         cwd=LAB_ROOT, env={**os.environ, "GUEST_APPEND": value},
         capture_output=True, text=True, check=True).stdout
     assert out == value + "|5"
+
+
+@pytest.mark.parametrize("value, refused", [
+    # The issue's: it replaced the lab's init, threads, length, panic and
+    # console level, and the manifest still said threads 1,2,4 and 300 ms.
+    ("rdinit=/bin/sh mutexlab.threads=3 mutexlab.duration_ms=3600000 panic=0 loglevel=0",
+     "replace the lab's own rdinit mutexlab.threads mutexlab.duration_ms panic loglevel"),
+    ("mutexlab.check=free_article", "replace the lab's own mutexlab.check"),
+    ("a=1\nb", "is not a kernel parameter"),
+    ("a  b", "is not a kernel parameter"),
+    ("x='y z'", "is not a kernel parameter"),
+    ("mutexlab.test_bug=1 mutex.test_delay_loops=20 nokaslr", None),
+])
+def test_extra_kernel_parameters_cannot_replace_the_lab_s_own(value, refused):
+    env = {"GUEST_APPEND": value, "VCPUS": "2"}
+    if refused is None:
+        assert settings.resolve("bench", env)["GUEST_APPEND"] == value
+        return
+    with pytest.raises(settings.SettingsError, match=re.escape(refused)):
+        settings.resolve("bench", env)
+    if "replace" in refused:
+        # Asked for, it is allowed, and the manifest records that it was.
+        got = settings.resolve("bench", {**env, "UNSAFE_APPEND": "1"})
+        assert got["GUEST_APPEND"] == value and got["UNSAFE_APPEND"] == "1"
+        assert "bench" in next(s for s in settings.table()
+                               if s.name == "UNSAFE_APPEND").record
+    for name in ("BASE_APPEND", "NEW_APPEND"):
+        with pytest.raises(settings.SettingsError, match=re.escape(refused)):
+            settings.resolve("calibrate", {name: value, "VCPUS": "2"})
 
 
 def test_a_bad_value_ends_the_shell_job_with_its_name():
