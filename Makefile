@@ -55,7 +55,11 @@ bundle:
 import:
 	@$(PYTHON) lab import
 
-lava-job: deps-test
+# Its settings are checked before LAVA is installed: a missing BUNDLE used
+# to cost an installation of about 134 packages first.
+lava-job:
+	@$(PYTHON) lab lava-job --check-settings
+	@$(MAKE) -s deps-test
 	@$(PYTHON) lab lava-job
 
 # Host-side tests first (seconds), then the ones that build and boot kernels.

@@ -142,8 +142,10 @@ def run_job(command, env, stdout=None):
             signal.signal(sig, handler)
 
 
-def run(verb, dry_run):
-    """The verb's job, its settings checked first; its exit status."""
+def run(verb, dry_run, check_only=False):
+    """The verb's job, its settings checked first; its exit status.
+    check_only: the settings alone (make checks them before it installs
+    what a job needs)."""
     job, command_of, names_set = VERBS[verb]
     env = dict(os.environ)
     if dry_run:
@@ -158,6 +160,8 @@ def run(verb, dry_run):
     except settings.SettingsError as e:
         print(f"mutexlab: error: {e}", file=sys.stderr)
         return 2
+    if check_only:
+        return 0
     if not names_set or dry_run:
         return run_job(command, env)
     with tempfile.NamedTemporaryFile("r", prefix="mutexlab-set.") as made:
@@ -178,8 +182,10 @@ def main(argv=None):
     parser.add_argument("verb", choices=VERBS)
     parser.add_argument("--dry-run", action="store_true",
                         help="check every setting and print the plan; build and boot nothing")
+    parser.add_argument("--check-settings", action="store_true",
+                        help="check the settings alone; build, boot and print nothing")
     args = parser.parse_args(argv)
-    return run(args.verb, args.dry_run or env_flag("DRY_RUN"))
+    return run(args.verb, args.dry_run or env_flag("DRY_RUN"), args.check_settings)
 
 
 if __name__ == "__main__":

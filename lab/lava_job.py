@@ -151,7 +151,7 @@ def main(argv=None):
         print(f"mutexlab: error: {e}", file=sys.stderr)
         return 2
     except ImportError:
-        print("mutexlab: error: lava-common is not installed (run: make deps)",
+        print("mutexlab: error: lava-common is not installed (as root: make deps-test)",
               file=sys.stderr)
         return 2
     except Exception as e:  # voluptuous' Invalid: the schema's own words

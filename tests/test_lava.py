@@ -10,7 +10,7 @@ import pytest
 
 import import_run
 import lava_job
-from conftest import FIXTURES
+from conftest import FIXTURES, run_make
 from resultset import check_result_set
 
 LAVA = FIXTURES / "lava"
@@ -86,3 +86,22 @@ def test_a_log_without_a_console_is_refused(tmp_path):
     log.write_text('{"dt": "x", "lvl": "info", "msg": "start: 0 validate"}\n')
     assert import_run.main([str(log), "--bundle", str(LAVA / "bundle"),
                             "--results-dir", str(tmp_path / "r")]) == 2
+
+
+def test_make_lava_job_checks_its_settings_before_installing_lava(tmp_path):
+    """Without BUNDLE it used to install LAVA and about 134 packages as
+    root first (deps-test), and only then say BUNDLE was missing. Here
+    dpkg-query says every package is missing and apt-get writes down that
+    it was called."""
+    import os
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dpkg-query").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "apt-get").write_text(f"#!/bin/sh\necho \"$@\" >>{tmp_path}/apt-get.log\nexit 1\n")
+    (bin_dir / "id").write_text("#!/bin/sh\necho 0\n")  # as root
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    r = run_make("lava-job", tmp_path, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    assert r.returncode != 0
+    assert "make lava-job needs BUNDLE=" in r.stderr
+    assert not (tmp_path / "apt-get.log").exists(), (tmp_path / "apt-get.log").read_text()
