@@ -50,7 +50,7 @@ import latency  # noqa: E402
 import stats  # noqa: E402
 import verdicts  # noqa: E402
 from results import is_disturbed, series_of  # noqa: E402
-from sets import (BadSet, interleaved, is_complete, load_bench_set, machine,  # noqa: E402
+from sets import (BadSet, interleaved, load_bench_set, machine,  # noqa: E402
                   newest_sets, read_rounds)
 import confirm  # noqa: E402
 
@@ -80,10 +80,12 @@ def resolve(spec, results_dir):
     """Result set folders: a folder, or VARIANT[:N], the newest N (1)
     complete sets of a variant."""
     path = Path(spec)
-    if (path / "results.json").exists() or (path / "manifest.json").exists():
-        if not is_complete(path):
-            raise InputError(f"{spec}: not a complete result set (crashed, "
-                             "interrupted or truncated; see its manifest)")
+    if any(os.path.lexists(path / name) for name in ("results.json", "manifest.json")):
+        _, manifest = load(path)  # a set that cannot be read says why
+        if manifest.get("outcome") != "ok":
+            raise InputError(f"{spec}: not a complete result set (outcome "
+                             f"{manifest.get('outcome')!r}: crashed or interrupted; "
+                             "see its manifest)")
         return [path]
     variant, _, count = spec.partition(":")
     if count and not (count.isdigit() and int(count) > 0):

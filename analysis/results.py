@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fairness import jain_index, max_min_ratio, starved  # noqa: E402
 from latency import latency_ns  # noqa: E402
-from sets import write_atomic  # noqa: E402
+from sets import SCHEMA_VERSION, write_atomic  # noqa: E402
 
 # Average host CPUs that processes other than QEMU kept busy during a point
 # beyond which the point is disturbed (see guest/host_load.py).
@@ -44,7 +44,7 @@ def record_text(line):
 
 def parse_raw(text, vcpus=None):
     """Split the channel into KTAP results and JSON records."""
-    parsed = {"ktap_version": None, "plan": None, "tests": [],
+    parsed = {"schema_version": SCHEMA_VERSION, "ktap_version": None, "plan": None, "tests": [],
               "totals": None, "meta": None, "points": [],
               "unlock_probe": None, "checks": [], "problems": []}
     for lineno, line in enumerate(text.splitlines(), 1):

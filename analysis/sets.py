@@ -5,12 +5,27 @@ error, the newest usable set of a kind, and a bench set's completeness.
 A bench set is complete when its manifest says `outcome: ok` and its
 results.json parses: a crashed, interrupted or truncated set is kept for
 reading, but never picked as "the newest set" for a comparison.
+
+Every read checks both files against their JSON Schema (schemas/, Debian's
+python3-jsonschema): a file of the wrong shape, a measurement that is not
+finite, negative or absurd, is a BadSet naming the file and the place in
+it, never a traceback deep in the statistics.
 """
 import json
 import os
 import tempfile
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
+
+import jsonschema
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+# The version the lab writes; sets without one are version 1.
+SCHEMA_VERSION = 1
+# A set's file beyond this is not a set (a FULL sweep's results.json is a
+# few MB); reading it whole would only fill the memory.
+MAX_FILE_BYTES = 256 << 20
 
 
 class BadSet(Exception):
@@ -56,14 +71,85 @@ def new_set_dir(folder, name):
     raise BadSet(f"no free result folder beside {base}")
 
 
+def not_finite(name):
+    raise ValueError(f"{name} is not a number JSON has")
+
+
 def read_json(path):
+    """A JSON file, whole; BadSet naming it when it is missing, not a
+    regular file, too large, truncated, nested beyond reason or holding
+    NaN or Infinity (which Python's json reads, and JSON has not)."""
     path = Path(path)
     try:
-        return json.loads(path.read_text())
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise BadSet(f"{path} is not a regular file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise BadSet(f"{path} is larger than {MAX_FILE_BYTES >> 20} MB: not a set's file")
+        return json.loads(path.read_text(), parse_constant=not_finite)
     except FileNotFoundError:
         raise BadSet(f"{path} is missing") from None
+    except RecursionError:
+        raise BadSet(f"{path} is nested too deep to be a set's file") from None
     except (OSError, ValueError) as e:
         raise BadSet(f"{path} is unreadable or truncated: {e}") from None
+
+
+# A definition checked by pairs_problem() rather than by jsonschema: its
+# 70,000-odd instances in a default sweep took jsonschema 0.25 s a set.
+FAST = "hdr_pair"
+
+
+def inline_refs(node, definitions):
+    """The schema with its local "#/definitions/x" references replaced by
+    what they name (jsonschema resolves a reference at every use), and
+    FAST's by a plain array, checked apart."""
+    if isinstance(node, dict):
+        ref = node.get("$ref", "")
+        if ref == f"#/definitions/{FAST}":
+            return {"type": "array"}
+        if ref.startswith("#/definitions/"):
+            return inline_refs(definitions[ref.rsplit("/", 1)[1]], definitions)
+        return {k: inline_refs(v, definitions) for k, v in node.items()}
+    if isinstance(node, list):
+        return [inline_refs(v, definitions) for v in node]
+    return node
+
+
+@lru_cache(maxsize=None)
+def schema(name):
+    """(its validator, its FAST definition with references inlined, or None)."""
+    text = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+    definitions = text.get("definitions", {})
+    fast = definitions.get(FAST)
+    return (jsonschema.Draft7Validator(inline_refs(text, definitions)),
+            fast and inline_refs(fast, definitions))
+
+
+def pairs_problem(results, pair):
+    """Where a histogram pair leaves the schema's FAST definition (a fixed
+    count of integers between bounds), or None."""
+    size, item = pair["minItems"], pair["items"]
+    low, high = item["minimum"], item["maximum"]
+    for i, point in enumerate(results.get("points", ())):
+        hdr = point.get("latency_hdr_ns") if isinstance(point, dict) else None
+        counts = hdr.get("counts") if isinstance(hdr, dict) else None
+        for j, p in enumerate(counts if isinstance(counts, list) else ()):
+            if not (type(p) is list and len(p) == size  # noqa: E721 - bool is no int
+                    and all(type(x) is int and low <= x <= high for x in p)):  # noqa: E721
+                return f"points/{i}/latency_hdr_ns/counts/{j}: {p!r} is not a {FAST}"
+    return None
+
+
+def check_schema(data, name, path):
+    """BadSet naming path and where in it data leaves schemas/NAME."""
+    validate, fast = schema(name)
+    error = jsonschema.exceptions.best_match(validate.iter_errors(data))
+    if error is not None:
+        where = "/".join(map(str, error.absolute_path)) or "the top"
+        raise BadSet(f"{path}: {where}: {error.message[:200]} (schema {name})")
+    problem = fast and pairs_problem(data, fast)
+    if problem:
+        raise BadSet(f"{path}: {problem} (schema {name})")
 
 
 def load_bench_set(path):
@@ -73,7 +159,9 @@ def load_bench_set(path):
     results = read_json(path / "results.json")
     if not isinstance(results, dict) or not isinstance(results.get("points"), list):
         raise BadSet(f"{path / 'results.json'} has no list of points")
+    check_schema(results, "results", path / "results.json")
     manifest = read_json(path / "manifest.json")
+    check_schema(manifest, "manifest", path / "manifest.json")
     return results, manifest
 
 
@@ -85,12 +173,14 @@ def machine(manifest):
             f"{host.get('cpu_model', '?')} x{host.get('cpus', '?')}")
 
 
-def is_complete(path):
+def is_complete(path, variant=None):
+    """A bench set that finished (outcome ok) and reads whole; of variant,
+    where one is given, by its manifest's own word."""
     try:
         _, manifest = load_bench_set(path)
     except BadSet:
         return False
-    return manifest.get("outcome") == "ok"
+    return manifest.get("outcome") == "ok" and variant in (None, manifest["variant"])
 
 
 def is_judged(path):
@@ -116,13 +206,16 @@ def newest_sets(results_dir, kind, variant=None, count=1, accept=None):
     interrupted or truncated bench set, or an unjudged check set, is never
     picked unless asked. The lab's one way of finding "the newest set"."""
     folder, pattern, usable = SET_KINDS[kind]
-    accept = accept or usable
+    if accept is None:
+        # A bench set is picked for its variant only if its manifest says so.
+        accept = (lambda path: usable(path, variant)) if kind == "bench" else usable
     found = []
     root = Path(results_dir) / folder.format(variant=variant)
     for path in sorted(root.glob(pattern), reverse=True):
         if len(found) == count:
             break
-        if path.is_dir() and accept(path):
+        # A link to a set elsewhere is not one of this folder's sets.
+        if path.is_dir() and not path.is_symlink() and accept(path):
             found.append(path)
     return found[::-1]
 

@@ -14,7 +14,8 @@ PACKAGES=(
 	"$KERNEL_SOURCE_PACKAGE" gcc make flex bison bc libelf-dev libssl-dev
 	ccache xz-utils git perl cpio busybox-static qemu-system-x86
 	linux-perf python3 python3-matplotlib python3-scipy python3-statsmodels
-	python3-pytest python3-pytest-timeout python3-ply python3-git python3-yaml shellcheck spin
+	python3-pytest python3-pytest-timeout python3-ply python3-git python3-yaml python3-jsonschema
+	shellcheck spin
 )
 LAVA_PACKAGES=(lava-dispatcher lava-common)
 

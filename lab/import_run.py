@@ -36,7 +36,7 @@ sys.path.insert(0, str(LAB_ROOT / "analysis"))
 import console_frames  # noqa: E402
 import qemu_runner  # noqa: E402
 import results  # noqa: E402
-from sets import new_set_dir, write_atomic  # noqa: E402
+from sets import SCHEMA_VERSION, new_set_dir, write_atomic  # noqa: E402
 
 RUN_FILES = ("console.log", "host.txt", "manifest.json", "kernel.config", "qemu.args")
 # timeout(1)'s status when the watchdog stopped QEMU.
@@ -156,7 +156,7 @@ def import_run(run_dir, results_dir, source=None):
     write_atomic(out / "results.json", json.dumps(parsed, indent=1) + "\n")
     # The bundle's build, this run's boot (lab/manifest.py), the run's host.
     manifest = {
-        **bundle, **run_fields(out), "vcpus": qemu["vcpus"],
+        **bundle, **run_fields(out), "schema_version": SCHEMA_VERSION, "vcpus": qemu["vcpus"],
         "host": host, "built_on": bundle.get("host"),
         "imported": {"by": socket.gethostname(),
                      **(source or {"kind": "bundle run", "from": str(run_dir.resolve())})},

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis"))
-from sets import write_atomic  # noqa: E402
+from sets import SCHEMA_VERSION, write_atomic  # noqa: E402
 
 REQUIRED_KEYS = (
     "variant", "profile", "outcome", "series", "series_sha256",
@@ -188,7 +188,7 @@ def main(argv=None):
     args = parse_args(argv)
     params = vars(args)
     params["parameters"] = dict(p.split("=", 1) for p in args.param)
-    manifest = build_manifest(args.result_dir, params)
+    manifest = {"schema_version": SCHEMA_VERSION, **build_manifest(args.result_dir, params)}
     try:
         write_atomic(args.result_dir / "manifest.json",
                      json.dumps(manifest, indent=1) + "\n")

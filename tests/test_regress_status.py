@@ -67,11 +67,22 @@ def test_bad_input_and_nothing_judged_have_their_own_statuses(tmp_path):
     assert m.returncode == 2
 
 
-def test_a_crash_is_not_the_regression_status(tmp_path):
-    """A set whose points are not points: a bug's traceback, status 5, never
-    1 (Python's own status for an uncaught exception)."""
+def test_a_crash_is_not_the_regression_status(tmp_path, capsys, monkeypatch):
+    """A bug of the lab: its traceback and status 5, never 1 (Python's own
+    status for an uncaught exception, the status of a regression)."""
+    import regress
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
     base, new = sides(tmp_path, {1: 1e6, 2: 2e6})
+    monkeypatch.setattr(regress, "regress", broken)
+    assert regress.main(["regress", base, new]) == 5
+    out, err = capsys.readouterr()
+    assert "ZeroDivisionError: a bug" in err and out.splitlines()[-1] == "internal error"
+    # A set the schema refuses is bad input, named, not a crash.
+    monkeypatch.undo()
     first = tmp_path / "b" / "20261201T010000Z-vm" / "results.json"
     first.write_text('{"points": ["not a point"]}')
     r = run([PYTHON, "lab", "regress"], base, new)
-    assert r.returncode == 5 and r.stdout.splitlines()[-1] == "internal error"
+    assert r.returncode == 2 and str(first) in r.stderr

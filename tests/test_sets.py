@@ -9,7 +9,7 @@ def bench_set(root, variant, name, outcome="ok"):
     path = root / variant / name
     path.mkdir(parents=True)
     (path / "results.json").write_text(json.dumps({"points": []}))
-    (path / "manifest.json").write_text(json.dumps({"outcome": outcome}))
+    (path / "manifest.json").write_text(json.dumps({"variant": variant, "outcome": outcome}))
     return path
 
 
