@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fairness import jain_index, max_min_ratio, starved  # noqa: E402
 from latency import latency_ns  # noqa: E402
-from sets import SCHEMA_VERSION, write_atomic  # noqa: E402
+from sets import SCHEMA_VERSION, not_finite, write_atomic  # noqa: E402
 
 # Average host CPUs that processes other than QEMU kept busy during a point
 # beyond which the point is disturbed (see guest/host_load.py).
@@ -91,16 +91,29 @@ def check_guest(parsed, vcpus):
 
 
 def parse_record(parsed, line, lineno):
+    """One JSON record into parsed; a line that is not a record the module
+    writes (not JSON, NaN, nested without end, a point whose counts make
+    no rate) is a problem of the set, never an exception."""
     try:
-        record = json.loads(line)
-    except ValueError as err:
-        parsed["problems"].append(f"line {lineno}: bad JSON ({err}): {line!r}")
+        record = json.loads(line, parse_constant=not_finite)
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        kind = record.pop("type", None)
+        if kind == "point":
+            point = with_rates(record, parsed["meta"])
+    except (ValueError, RecursionError, KeyError, TypeError, ArithmeticError) as err:
+        if isinstance(err, json.JSONDecodeError):
+            what = f"bad JSON ({err})"
+        elif isinstance(err, RecursionError):
+            what = "bad record (nested too deep)"
+        else:
+            what = f"bad record ({type(err).__name__}: {err})"
+        parsed["problems"].append(f"line {lineno}: {what}: {line[:200]!r}")
         return
-    kind = record.pop("type", None)
     if kind == "meta":
         parsed["meta"] = record
     elif kind == "point":
-        parsed["points"].append(with_rates(record, parsed["meta"]))
+        parsed["points"].append(point)
     elif kind == "unlock_probe":
         parsed["unlock_probe"] = record
     elif kind == "check":

@@ -47,9 +47,11 @@ HOSTILE = {
     "a histogram pair of three": (lambda p: edit_points(p, lambda pts: pts[0].update(
         latency_hdr_ns={"sub_bits": 4, "counts": [[80, 1, 2]]})),
         "points/0/latency_hdr_ns/counts/0: [80, 1, 2] is not a hdr_pair"),
-    "results.json a link to a device": (lambda p: ((p / "results.json").unlink(),
-                                                   (p / "results.json").symlink_to("/dev/zero")),
-                                        "results.json is not a regular file"),
+    # The was /dev/zero: a link to a good set's file proves the
+    # refusal without filling the memory should the guard ever break.
+    "results.json a link": (lambda p: (os.rename(p / "results.json", p / "real.json"),
+                                       (p / "results.json").symlink_to(p / "real.json")),
+                            "results.json is not a regular file"),
     "a variant that is a path": (lambda p: raw(p, json.dumps(
         {"variant": "../x", "outcome": "ok"}), "manifest.json"), "manifest.json: variant"),
 }
