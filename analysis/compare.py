@@ -20,6 +20,7 @@ import argparse
 import json
 import statistics
 import sys
+import traceback
 from pathlib import Path
 
 from plots import plot_fairness, plot_latency, plot_throughput, plot_ways
@@ -29,6 +30,7 @@ import regress
 import stats
 import verdicts
 from results import fmt
+from verdicts import EXIT_INTERNAL_ERROR
 from sets import (BadSet, interleaved, is_complete, load_bench_set, machine,
                   newest_sets, read_json)
 
@@ -407,6 +409,17 @@ def main(argv):
     except BadSet as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        # A full disk: matplotlib and the report's writes. What was there
+        # (the run's rounds, its sets) stays; the caller prints no folder.
+        print(f"compare: cannot write {e.filename or args.out_dir}: "
+              f"{e.strerror or e} (is the disk full?)", file=sys.stderr)
+        return 2
+    except Exception:  # noqa: BLE001 - a bug: its own status, not bad input
+        traceback.print_exc()
+        print("compare: internal error (the traceback above is the lab's bug)",
+              file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
     return 0
 
 

@@ -51,7 +51,7 @@ import stats  # noqa: E402
 import verdicts  # noqa: E402
 from results import is_disturbed, series_of  # noqa: E402
 from sets import (BadSet, interleaved, load_bench_set, machine,  # noqa: E402
-                  newest_sets, read_rounds)
+                  newest_sets, read_rounds, write_atomic)
 import confirm  # noqa: E402
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
@@ -599,9 +599,16 @@ def judge_and_print(args, metrics, results_dir):
         print(f"regress: {e}", file=sys.stderr)
         print("bad input")
         return verdicts.EXIT_BAD_INPUT
-    print(format_text(report))
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        try:
+            write_atomic(args.json, json.dumps(report, indent=1) + "\n")
+        except OSError as e:
+            # Before the report: no "0 regression(s)" above an error.
+            print(f"regress: cannot write {args.json}: {e.strerror or e} "
+                  "(is the disk full?)", file=sys.stderr)
+            print("bad input")
+            return verdicts.EXIT_BAD_INPUT
+    print(format_text(report))
     print(verdicts.word(report["verdict"], report["threshold"]))
     return verdicts.exit_status(report["verdict"], args.strict)
 

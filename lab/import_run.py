@@ -15,7 +15,8 @@ judged as the runner judges a boot of its own (guest/qemu_runner.py), its
 results parsed as make bench parses them, its manifest the bundle's with the
 run's outcome, its guest, the host it ran on (not this one) and where it
 came from. Prints the set's path; exit status 1 when the run failed (the set
-is kept, as make bench keeps a failed one), 2 when RUN_DIR is not a run.
+is kept, as make bench keeps a failed one), 2 when RUN_DIR is not a run, 5
+on an internal error of the lab.
 
 What comes from another host is untrusted: every file must be a regular
 file (no link, device or pipe) of bounded size; the variant and host name
@@ -32,6 +33,7 @@ import socket
 import stat
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 import yaml
@@ -297,6 +299,11 @@ def main(argv=None):
     except (NotARun, OSError, ValueError, KeyError, yaml.YAMLError) as e:
         print(f"mutexlab: error: cannot import {args.run_dir}: {e}", file=sys.stderr)
         return 2
+    except Exception:  # noqa: BLE001 - a bug: never 1, "the run failed"
+        traceback.print_exc()
+        print("mutexlab: internal error (the traceback above is the lab's bug)",
+              file=sys.stderr)
+        return 5
     print(f"mutexlab: imported {args.run_dir} as {out} (outcome {outcome})", file=sys.stderr)
     print(out)
     return 0 if outcome == "ok" else 1

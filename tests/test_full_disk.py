@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A job that cannot write says so, names the path, exits 2, and leaves
+what was there; a bug of the lab has its own status, never one that
+means something else."""
+import pytest
+
+import compare
+import import_run
+import regress
+from test_regress import joined, write_boots
+from test_results import tiny_disk  # noqa: F401 - the fixture: a real 64 KiB tmpfs
+
+
+def test_regress_on_a_full_disk_names_the_file_and_prints_no_verdict(tiny_disk, tmp_path,
+                                                                       capsys):
+    """It printed '0 regression(s)', then a traceback, exited 1 and left a
+    0-byte JSON."""
+    base = write_boots(tmp_path, "a", {1: 1e6, 2: 2e6})
+    new = write_boots(tmp_path, "b", {1: 1e6, 2: 2e6})
+    (tiny_disk / "filler").write_bytes(b"\0" * (60 * 1024))
+    target = tiny_disk / "report.json"
+    assert regress.main(["regress", "--json", str(target), joined(base), joined(new)]) == 2
+    out, err = capsys.readouterr()
+    assert f"cannot write {target}" in err and "disk full" in err
+    assert "regression(s)" not in out and out.splitlines()[-1] == "bad input"
+    assert not target.exists() and sorted(p.name for p in tiny_disk.iterdir()) == ["filler"]
+
+
+def test_compare_on_a_full_disk_names_the_folder_and_keeps_what_was_there(tiny_disk,
+                                                                          tmp_path, capsys):
+    """It ended in a traceback."""
+    sets = write_boots(tmp_path, "owner-field", {1: 1e6, 2: 2e6}, boots=3)
+    out = tiny_disk / "compare"
+    out.mkdir()
+    (out / "rounds.txt").write_text("1 owner-field x\n")
+    assert compare.main(["compare", str(out), *map(str, sets)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and str(out) in err and "disk full" in err
+    assert "Traceback" not in err
+    assert (out / "rounds.txt").read_text() == "1 owner-field x\n"
+
+
+@pytest.mark.parametrize("tool", ["compare", "import"])
+def test_a_bug_is_its_own_status(tmp_path, capsys, monkeypatch, tool):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    if tool == "compare":
+        sets = write_boots(tmp_path, "owner-field", {1: 1e6}, boots=2)
+        monkeypatch.setattr(compare, "compare", broken)
+        status = compare.main(["compare", str(tmp_path / "out"), *map(str, sets)])
+    else:
+        from test_import import bundle_run
+        run = bundle_run(tmp_path)
+        monkeypatch.setattr(import_run, "import_run", broken)
+        status = import_run.main([str(run), "--results-dir", str(tmp_path / "r")])
+    assert status == 5
+    assert "ZeroDivisionError: a bug" in capsys.readouterr().err
