@@ -6,7 +6,7 @@ Usage: analysis/compare.py OUT_DIR RESULT_SET... [--baseline VARIANT]
                            [--checks-dir RESULTS_DIR] [--baseline-from RESULTS_DIR]
 Each result set is one boot. Every figure, table and sentence of the
 report comes from one estimate per boot and row (make regress's:
-regress.boot_estimates), and its intervals from the boots: each design
+analysis/estimates.py), and its intervals from the boots: each design
 against the baseline (default owner-field) as make regress judges it,
 with the three verdicts (analysis/verdicts.py); the recommendation counts
 those verdicts (analysis/recommend.py). Writes OUT_DIR/report.md and its
@@ -26,6 +26,7 @@ from pathlib import Path
 from plots import plot_fairness, plot_latency, plot_throughput, plot_ways
 from regress import COMPARABLE, settings
 import recommend
+import estimates
 import regress
 import stats
 import verdicts
@@ -105,10 +106,10 @@ def machine_line(variants):
     return line
 
 
-def estimates(variants, left_out):
-    """{variant: [(set name, regress.boot_estimates)] in start order}:
+def per_boot_estimates(variants, left_out):
+    """{variant: [(set name, estimates.boot_estimates)] in start order}:
     the one estimate per boot and row that every figure uses."""
-    return {v: [(name, regress.boot_estimates(points, left_out))
+    return {v: [(name, estimates.boot_estimates(points, left_out))
                 for name, points in sorted(d["boots"], key=lambda b: b[0])]
             for v, d in variants.items()}
 
@@ -338,9 +339,9 @@ def compare(out_dir, paths, baseline="owner-field", checks_dir=None,
     note = machine_line(variants)
     # The figures of single designs leave out the repetitions disturbed in
     # any design's boots; each comparison, those of its own two (regress).
-    left_out = regress.disturbed_positions(
+    left_out = estimates.disturbed_positions(
         [points for d in variants.values() for _, points in d["boots"]])
-    per_boot = estimates(variants, left_out)
+    per_boot = per_boot_estimates(variants, left_out)
     boots = against_baseline(variants, baseline, threshold, alpha)
     plots = [("Throughput", plot_throughput(variants, per_boot, boots, baseline,
                                             out_dir, note)),

@@ -7,7 +7,7 @@ ROUNDS.txt is lab/interleave.sh's output. For every series (workload and
 settings) and thread count, each round gives one ratio: NEW's over
 BASE's estimates from the same round. The metrics and each boot's
 estimate are make regress's (analysis/regress.py METRICS and
-boot_estimates(): acquisitions per second; the 99th percentile of lock
+estimates.boot_estimates(): acquisitions per second; the 99th percentile of lock
 latency over all of a boot's timed acquisitions, left out where too few
 are behind it). Prints the median ratio and its range over rounds.
 """
@@ -17,7 +17,7 @@ import statistics
 import sys
 from pathlib import Path
 
-import regress
+import estimates
 from regress import METRICS
 from sets import read_rounds
 
@@ -26,11 +26,11 @@ MIN_ROUNDS = 5
 
 def boot_estimates(result_dir, metric="throughput"):
     """{(series, threads): the boot's estimate}, make regress's own
-    (regress.boot_estimates: the fastest or the mean repetition, the
+    (estimates.boot_estimates: the fastest or the mean repetition, the
     pooled p99)."""
     points = json.loads((Path(result_dir) / "results.json").read_text())["points"]
     return {(series, threads): value for (series, threads, m), value
-            in regress.boot_estimates(points).items() if m == metric}
+            in estimates.boot_estimates(points).items() if m == metric}
 
 
 def paired_ratios(rounds, base, new, metric="throughput"):

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from fairness import jain_index  # noqa: E402
-import regress  # noqa: E402
+import estimates  # noqa: E402
 from results import series_of  # noqa: E402
 import stats  # noqa: E402
 
@@ -214,9 +214,9 @@ def boot_latency(variants, left_out, series, name):
         per_threads = {}
         for _, points in data["boots"]:
             for t, group in by_config([p for p in points
-                                       if regress.position(p) not in left_out],
+                                       if estimates.position(p) not in left_out],
                                       series).items():
-                value = regress.pooled_percentile(group, name)
+                value = estimates.pooled_percentile(group, name)
                 if value is None:
                     continue
                 resolution = max((p.get("latency_ns") or {}).get("timer_uncertainty") or 0

@@ -52,3 +52,16 @@ def result_sets(results_dir, variant):
 @pytest.fixture
 def fixture_text():
     return lambda name: (FIXTURES / name).read_text()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs (root only: mount)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+            capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)

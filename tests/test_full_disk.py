@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A job that cannot write says so, names the path, exits 2, and leaves
+"""A job that cannot write (conftest's tiny_disk: a real 64 KiB tmpfs) says so, names the path, exits 2, and leaves
 what was there; a bug of the lab has its own status, never one that
 means something else."""
 import pytest
@@ -8,7 +8,6 @@ import compare
 import import_run
 import regress
 from test_regress import joined, write_boots
-from test_results import tiny_disk  # noqa: F401 - the fixture: a real 64 KiB tmpfs
 
 
 def test_regress_on_a_full_disk_names_the_file_and_prints_no_verdict(tiny_disk, tmp_path,

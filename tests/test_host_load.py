@@ -6,6 +6,7 @@ import json
 import pytest
 
 import host_load
+import estimates
 import regress
 import results
 from test_qemu_runner import fake_run
@@ -79,11 +80,11 @@ def test_disturbed_points_are_marked_counted_and_left_out(tmp_path):
     assert abs(report["rows"][0]["change"]) < 0.02
     assert any("1 repetition(s) left out of every boot of both sides" in w
                for w in report["warnings"])
-    same = regress.disturbed_positions([json.loads((p / "results.json").read_text())["points"]
+    same = estimates.disturbed_positions([json.loads((p / "results.json").read_text())["points"]
                                         for p in new])
     for path in base:
         points = json.loads((path / "results.json").read_text())["points"]
-        kept = [p for p in points if regress.position(p) not in same]
+        kept = [p for p in points if estimates.position(p) not in same]
         assert len(kept) == len(points) - 1
 
 

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats as sps
 
 import latency
+import estimates
 import regress
 import stats
 import verdicts
@@ -504,13 +505,13 @@ def test_a_boot_p99_pools_its_repetitions_and_keeps_the_slow_ones():
     repetition times fewer. Pooled, 1500 samples give the boot's p99."""
     reps = [dict(hdr_point(2, 1e6, 300), rep=r) for r in range(1, 6)]
     slow = dict(hdr_point(2, 0.4e6, 120, slow_share=0.5), rep=6)
-    got = regress.boot_estimates(reps + [slow])
+    got = estimates.boot_estimates(reps + [slow])
     # 60 slow samples of 1620 (3.7%): the boot's p99 is the slow bucket.
     assert got[("contended/C50/W0/unpinned", 2, "latency_p99")] == pytest.approx(
         latency.hdr_value(120, 4) - 100)
     # 5 x 150 = 750 samples: under 1000, no p99 for this boot.
     thin = [dict(hdr_point(2, 1e6, 150), rep=r) for r in range(1, 6)]
-    assert ("contended/C50/W0/unpinned", 2, "latency_p99") not in regress.boot_estimates(thin)
+    assert ("contended/C50/W0/unpinned", 2, "latency_p99") not in estimates.boot_estimates(thin)
 
 
 def test_a_thin_p99_is_left_out_and_said(tmp_path):
@@ -543,7 +544,7 @@ def test_a_boot_reads_each_row_with_its_estimator():
     points = [point(w, t, rate, p99) for w, t in (("uncontended", 1),
                                                   ("contended", 1), ("contended", 2))
               for rate, p99 in reps]
-    got = regress.boot_estimates(points)
+    got = estimates.boot_estimates(points)
     assert got[("uncontended", 1, "throughput")] == 2.0
     assert got[("contended/C16/W0/unpinned", 1, "throughput")] == 2.0
     assert got[("contended/C16/W0/unpinned", 2, "throughput")] == pytest.approx(1.4)

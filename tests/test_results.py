@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 """Parsing the results channel (fixture: a real run's results.raw)."""
-import os
 import subprocess
 
 import pytest
@@ -269,19 +268,6 @@ def test_oversubscribed_points_are_expected_at_twice_the_vcpus():
     assert any("oversubscribed/C16/W0/unpinned 6 threads: 0 of 2" in p
                for p in check_points(points, expected_series(
                    params, [], ["oversubscribed"], 3), 2))
-
-
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """A 64 KiB tmpfs (root only: mount)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if os.geteuid() != 0 or subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
-            capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (needs root)")
-    yield disk
-    subprocess.run(["umount", str(disk)], check=True)
 
 
 def test_a_full_disk_leaves_no_half_written_results(tiny_disk, fixture_text):
