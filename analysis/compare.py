@@ -306,8 +306,8 @@ def write_report(out_dir, variants, baseline, plots, rows, note, boots, drift,
     if boots:
         lines += ["## Against the baseline, boot by boot", "",
                   "Each boot (result set) gives one estimate per row from its "
-                  "repetitions (`make regress`'s estimator: analysis/regress.py "
-                  "boot_estimates()); the boots are compared as `make regress` "
+                  "repetitions (the lab's one estimator, analysis/estimates.py, "
+                  "which `make regress` uses); the boots are compared as `make regress` "
                   "does (analysis/stats.py), and each row reads one of three "
                   "verdicts (analysis/verdicts.py): **slower** (beyond "
                   f"{100 * threshold:g}% and significant after Holm's adjustment), "

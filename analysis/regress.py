@@ -15,9 +15,9 @@ round; otherwise the sides are paired in start order where their boots
 ran interleaved (sets.interleaved()), and compared unpaired (Welch) where
 they did not.
 
-Every row takes one estimate per boot from its repetitions (estimator():
-the fastest for throughput with one thread alone, the mean with more;
-pooled_percentile() for p99) and compares the boots (analysis/stats.py): the
+Every row takes one estimate per boot from its repetitions
+(analysis/estimates.py: the fastest for throughput with one thread alone,
+the mean with more; the pooled percentile for p99) and compares the boots (analysis/stats.py): the
 change of the geometric mean, its 95% interval (from 3 boots a side), a t
 test on the logs and an exact permutation test beside it. Throughput is
 judged by the t test, p99 by the exact test (METRICS); Holm's adjustment
