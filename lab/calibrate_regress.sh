@@ -59,7 +59,12 @@ main() {
 		status=0
 		"$PYTHON" "$LAB_ROOT/analysis/regress.py" --threshold "$THRESHOLD" \
 			--json "$out/pair$pair.json" "$base_sets" "$new_sets" >"$out/pair$pair.txt" || status=$?
-		[ "$status" -le 1 ] || die "regress failed on comparison $pair; see $out/pair$pair.txt"
+		# 0 not slower or cannot tell, 1 slower, 3 nothing judged (fewer
+		# than 3 boots a side, outside ACCEL=icount): each an answer to count.
+		case "$status" in
+		0 | 1 | 3) ;;
+		*) die "regress failed on comparison $pair (exit $status); see $out/pair$pair.txt" ;;
+		esac
 		cat "$out/pair$pair.txt"
 	done
 	"$PYTHON" "$LAB_ROOT/analysis/regress.py" --tally "$out"
