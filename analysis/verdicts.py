@@ -110,8 +110,11 @@ def reason(row, threshold, row_alpha, changed):
     limit = f"{100 * threshold:g}%"
     seen = interval_text(row)
     if row["verdict_kind"] == SLOWER:
-        maybe_less = (row["ci95"] and min(
-            abs(x) for x in row["ci95"]) < threshold)
+        if seen is None:
+            # No t interval (boots that all moved alike, judged exactly).
+            worse = -row["change"] if row["higher_is_better"] else row["change"]
+            return f"slower by {100 * worse:.1f}% in every boot (exact test)"
+        maybe_less = min(abs(x) for x in row["ci95"]) < threshold
         return seen + (f", maybe less than {limit}" if maybe_less else "")
     if row["verdict_kind"] == NOT_SLOWER:
         return f"within {limit} (MDE {fmt_mde(row['mde'])})"

@@ -275,6 +275,19 @@ def test_a_change_within_the_noise_or_the_threshold_is_not_flagged(tmp_path):
 P99_DOUBLED = (8192, 8000, 8300, 8100, 8250, 8050, 8150)
 
 
+def test_a_slowdown_every_boot_shows_alike_is_said_without_an_interval():
+    """p99 doubled in every one of 8 pairs: no spread for a t interval, the
+    exact test judges it (2/256), and the reason says so."""
+    base, new = [4096.0] * 8, [8192.0] * 8
+    row = {"series": "contended/C16/W0/unpinned", "threads": 2, "metric": "latency_p99",
+           "higher_is_better": False, "test": "p_exact", "base": 4096, "new": 8192,
+           **stats.boot_comparison(base, new, True),
+           "p_not_worse": stats.not_worse_p(base, new, True, 0.05, False, exact=True)}
+    verdicts.judge([row], 0.05, 0.05)
+    assert row["ci95"] is None and row["verdict"] == "slower"
+    assert row["why"] == "slower by 100.0% in every boot (exact test)"
+
+
 def test_latency_growth_beyond_threshold_is_a_regression(tmp_path):
     """7 pairs: the exact test's floor, 2/128, is below 0.05/2."""
     base = write_boots(tmp_path, "a", {2: 2e6}, p99=4096, boots=7)
