@@ -157,9 +157,11 @@ def drift(estimates_by_variant):
     starts = {}
     for variant, boots in estimates_by_variant.items():
         times = [start_of(name) for name, _ in boots]
-        if None in times or len(boots) < 2:
+        if None in times:
             return None
         starts[variant] = times
+        if len(boots) < 2:
+            continue  # one boot has no slope of its own
         # Sorted: the same boots sum in the same order, to the last digit.
         for key in sorted(set().union(*(est for _, est in boots))):
             series, threads, metric = key

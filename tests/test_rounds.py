@@ -81,3 +81,10 @@ def test_the_report_measures_the_drift_and_the_order():
                                   "fixed")
     assert "-1.00% per 10 minutes at 1 thread" in lines[0]
     assert "the last design of a round carries the drift" in lines[0]
+
+
+def test_a_design_of_one_boot_leaves_the_others_drift_measured():
+    runs = schedule(4) + [("extra", 100.0)]
+    found = recommend.drift(boots(runs, -0.01))
+    assert found["per_10_min"]["1 thread"] == pytest.approx(-0.01)
+    assert "extra" in found["mean_start_min"]
