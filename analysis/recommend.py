@@ -178,7 +178,7 @@ def drift(estimates_by_variant):
     origin = min(everyone)
     minutes = lambda t: (t - origin).total_seconds() / 60  # noqa: E731
     mean_all = statistics.fmean(minutes(t) for t in everyone)
-    out = {"per_10_min": {}, "mean_start_min": {
+    out = {"per_10_min": {}, "span_min": minutes(max(everyone)), "mean_start_min": {
         v: statistics.fmean(minutes(t) for t in ts) - mean_all for v, ts in starts.items()}}
     for group, rows in samples.items():
         xy = 0.0
@@ -202,7 +202,9 @@ def drift_lines(found, order):
                        for g, v in found["per_10_min"].items())
     if len(found["mean_start_min"]) == 1:
         return [f"Drift of the machine over these boots (each row's throughput "
-                f"against its boot's start): {slopes}."]
+                f"against its boot's start): {slopes}"
+                + (f"; their starts span {found['span_min']:.1f} minutes."
+                   if "span_min" in found else ".")]
     worst = max(abs(v) for v in found["per_10_min"].values())
     starts = found["mean_start_min"]
     lever = max(abs(x) for x in starts.values())
@@ -211,8 +213,10 @@ def drift_lines(found, order):
                   "drift cancels",
                   "fixed": "the same order in every round: the last design of a round "
                   "carries the drift"}.get(order, "the order of the boots is not recorded")
+    span = (f"; the boots' starts span {found['span_min']:.1f} minutes"
+            if "span_min" in found else "")
     return [f"Drift of the machine over this run (each row's throughput against "
-            f"its boot's start, within each design): {slopes}. Rounds: "
+            f"its boot's start, within each design): {slopes}{span}. Rounds: "
             f"{order_text}. Each design's mean start against the run's: "
             + ", ".join(f"{v} {m:+.1f} min" for v, m in starts.items())
             + f"; at the drift above that moves a design by at most "
