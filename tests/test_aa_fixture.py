@@ -36,3 +36,18 @@ def test_the_rounds_were_counterbalanced_and_biased_no_design():
     assert all(abs(m) < 0.1 for m in found["mean_start_min"].values())
     # The host sped up over the run: the order is what kept it off a side.
     assert found["per_10_min"]["2+ threads"] > 0.5
+
+
+def test_a_row_that_could_not_see_the_threshold_never_reads_clear():
+    """Every row whose MDE is above the threshold reads 'cannot tell'
+    unless it is slower; no row reads 'ok'. A mutant that lets the
+    non-inferiority test alone clear a row makes the sharded 1-thread row
+    here (MDE 5.8%) read 'not slower than 5%'."""
+    import regress
+    rows = regress.regress("owner-field", "tri-state", RUN / "none",
+                           rounds_file=RUN / "rounds.txt")["rows"]
+    assert rows and all(r["verdict"] != "ok" for r in rows)
+    for r in rows:
+        if r["mde"] is not None and r["mde"] > 0.05:
+            assert r["verdict"] in ("cannot tell", "slower"), r
+    assert {r["verdict"] for r in rows} <= {"slower", "not slower than 5%", "cannot tell"}
