@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+import stats
 import verdicts
 
 # Rows of a group at or beyond this median MDE: this machine cannot tell,
@@ -33,8 +34,8 @@ def group_order(name):
 def is_faster(row, threshold, alpha):
     """Significant family-wise and better by more than the threshold: the
     mirror of SLOWER (the base would be slower than the new)."""
-    gain = row["change"] if row["higher_is_better"] else -row["change"]
-    return row["p_holm"] is not None and row["p_holm"] < alpha and gain > threshold
+    return (row["p_holm"] is not None and row["p_holm"] < alpha
+            and -stats.worse_of(row) > threshold)
 
 
 def speed_by_group(rows, threshold, alpha):

@@ -126,12 +126,7 @@ def boot_comparison(base, new, paired, noiseless_when_equal=False):
            "spreads": None, "df": None, "t_test": False}
     if min(len(b), len(n)) < 2:
         return out
-    if paired:
-        out["spread"] = float(np.std(n - b, ddof=1))
-    else:
-        out["spreads"] = [float(np.std(b, ddof=1)), float(np.std(n, ddof=1))]
-        # The pooled spread of one boot, shown beside the change.
-        out["spread"] = float(math.sqrt(sum(x * x for x in out["spreads"]) / 2))
+    out.update(_spreads(b, n, paired))
     se, df = _standard_error(out)
     out["p_exact"] = _permutation_p(b, n, paired)
     if out["spread"] == 0 and noiseless_when_equal:
@@ -150,6 +145,17 @@ def boot_comparison(base, new, paired, noiseless_when_equal=False):
         # ratio: the permutation test is the honest answer.
         out["p_value"] = out["p_exact"]
     return out
+
+
+def _spreads(b, n, paired):
+    """The boots' spread, from their logs b and n: of the paired log-ratios,
+    or each side's (spreads) and their pooled value (spread, shown beside
+    the change)."""
+    if paired:
+        return {"spread": float(np.std(n - b, ddof=1))}
+    spreads = [float(np.std(b, ddof=1)), float(np.std(n, ddof=1))]
+    return {"spreads": spreads,
+            "spread": float(math.sqrt(sum(x * x for x in spreads) / 2))}
 
 
 def _standard_error(comparison, boots=None):
@@ -192,6 +198,20 @@ def worse_change(log_change, higher_is_better):
     return -math.expm1(-log_change) if higher_is_better else math.expm1(log_change)
 
 
+def worse_log_change(change, higher_is_better):
+    """The inverse of worse_change(): the log change of a change for the
+    worse (a positive fraction); infinite for a drop of all throughput."""
+    if higher_is_better:
+        return -math.log1p(-change) if change < 1 else math.inf
+    return math.log1p(change)
+
+
+def worse_of(row):
+    """A row's change as a change for the worse: positive is worse
+    (throughput lower, latency higher), negative better."""
+    return -row["change"] if row["higher_is_better"] else row["change"]
+
+
 def mde(comparison, alpha, higher_is_better=True):
     """The smallest change for the worse (a positive fraction: a drop for
     throughput, a rise for latency) that the comparison would detect with
@@ -212,11 +232,9 @@ def boots_for(comparison, change, alpha, most=1000, higher_is_better=True):
     need to detect change (a positive fraction for the worse) with POWER
     at level alpha, if its boots spread as these did; None when the
     spread is unknown, most + 1 beyond most."""
-    if not comparison["spread"] or change <= 0:
+    effect = worse_log_change(change, higher_is_better)
+    if not comparison["spread"] or change <= 0 or effect == math.inf:
         return None
-    if higher_is_better and change >= 1:
-        return None
-    effect = -math.log1p(-change) if higher_is_better else math.log1p(change)
     m, n = comparison["boots"]
 
     def enough(boots):
@@ -249,10 +267,7 @@ def not_worse_p(base, new, paired, margin, higher_is_better, exact=False,
     for either with a single boot on a side."""
     sign = 1.0 if higher_is_better else -1.0
     # In units of "gain" (positive is better), the worst tolerated gain.
-    if higher_is_better:
-        bound = math.log1p(-margin) if margin < 1 else -math.inf
-    else:
-        bound = -math.log1p(margin)
+    bound = -worse_log_change(margin, higher_is_better)
     b = sign * np.log(base)
     n = sign * np.log(new)
     if min(len(b), len(n)) < 2:
@@ -272,12 +287,8 @@ def not_worse_p(base, new, paired, margin, higher_is_better, exact=False,
         return 0.0 if gain > bound else 1.0
     if min(len(b), len(n)) < MIN_T_BOOTS:
         return None
-    comparison = {"paired": paired, "boots": [len(b), len(n)]}
-    if paired:
-        comparison["spread"] = float(np.std(n - b, ddof=1))
-    else:
-        comparison["spreads"] = [float(np.std(b, ddof=1)), float(np.std(n, ddof=1))]
-    se, df = _standard_error(comparison)
+    se, df = _standard_error({"paired": paired, "boots": [len(b), len(n)],
+                              **_spreads(b, n, paired)})
     if se == 0:
         return None
     return float(sps.t.sf((gain - bound) / se, df))

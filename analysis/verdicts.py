@@ -79,8 +79,7 @@ def judge(rows, threshold, alpha):
             r["mde"] = (stats.mde(r, row_alpha, r["higher_is_better"])
                         if r["judged"] else None)
         r["p_holm"], r["p_holm_not_worse"] = p_holm[i], p_holm_not_worse[i]
-        worse = -r["change"] if r["higher_is_better"] else r["change"]
-        r["regression"] = bool(changed[i] and worse > threshold)
+        r["regression"] = bool(changed[i] and stats.worse_of(r) > threshold)
         powered = r["mde"] is not None and r["mde"] <= threshold
         r["verdict_kind"] = (SLOWER if r["regression"]
                              else NOT_SLOWER if not_worse[i] and powered
@@ -112,8 +111,7 @@ def reason(row, threshold, row_alpha, changed):
     if row["verdict_kind"] == SLOWER:
         if seen is None:
             # No t interval (boots that all moved alike, judged exactly).
-            worse = -row["change"] if row["higher_is_better"] else row["change"]
-            return f"slower by {100 * worse:.1f}% in every boot (exact test)"
+            return f"slower by {100 * stats.worse_of(row):.1f}% in every boot (exact test)"
         maybe_less = min(abs(x) for x in row["ci95"]) < threshold
         return seen + (f", maybe less than {limit}" if maybe_less else "")
     if row["verdict_kind"] == NOT_SLOWER:
