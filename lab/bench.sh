@@ -92,7 +92,8 @@ finish_result_set() {
 	"$PYTHON" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" "$VCPUS" ||
 		parse_status=$?
 	rm -f "$OUT/initramfs.cpio"
-	write_manifest "${SETTINGS[@]}"
+	write_manifest "${SETTINGS[@]}" || die_unwritable "$OUT/manifest.json"
+	name_set "$OUT"
 	[ -z "${INTERRUPTED:-}" ] ||
 		die "interrupted (SIG$INTERRUPTED); result set kept in $OUT (outcome interrupted)"
 	if [ "$guest_status" != 0 ] || [ "$parse_status" != 0 ]; then
@@ -136,10 +137,10 @@ main() {
 	prepare_kernel
 
 	new_result_folder
-	timed_step initramfs make_initramfs
+	timed_step initramfs make_initramfs || abandon_set "$OUT/initramfs.cpio"
 	local guest_status=0
 	timed_step guest run_benchmark || guest_status=$?
-	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
+	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt" || die_unwritable "$OUT/steps.txt"
 	finish_result_set "$guest_status"
 	[ "$PLOTS" = 0 ] || plot_result_set
 	[ "$CROSSCHECK" = 0 ] || cross_check_result_set

@@ -10,6 +10,12 @@ source "$(dirname "$0")/lib.sh"
 
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$LAB_CACHE/ccache}
+# Depend mode: ccache takes the headers an object read from the compiler's
+# own dependency file (Kbuild's -Wp,-MMD) instead of running the
+# preprocessor once more on a miss. Measured on 60 objects of a KASAN
+# kernel: 29.3 s cold in ccache's default mode, 20.6 s in depend mode, 19.4
+# s without ccache; hits take 1 s either way.
+export CCACHE_DEPEND=true
 # The kernel's make must not inherit the lab's: `make -s test` would silence
 # kbuild (an empty build log), `make -jN bench` would lend it a jobserver.
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES

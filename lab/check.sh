@@ -92,7 +92,8 @@ main() {
 	local -a peers
 	mapfile -t peers < <(peer_modules)
 	timed_step initramfs "$LAB_ROOT/guest/mkinitramfs.sh" \
-		"$BUILD/bench-module/mutexlab.ko" "$OUT/initramfs.cpio" "${peers[@]}"
+		"$BUILD/bench-module/mutexlab.ko" "$OUT/initramfs.cpio" "${peers[@]}" ||
+		abandon_set "$OUT/initramfs.cpio"
 	for check in $CHECKS; do
 		timed_step "$check" run_check "$check"
 		# Ctrl-C or SIGTERM: the checks so far are judged, no more run.
@@ -101,8 +102,9 @@ main() {
 	rm -f "$OUT/initramfs.cpio"
 	"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" --vmlinux "$BUILD/vmlinux" "$OUT" ||
 		verdict_status=$?
-	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt"
-	write_manifest "${SETTINGS[@]}"
+	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt" || die_unwritable "$OUT/steps.txt"
+	write_manifest "${SETTINGS[@]}" || die_unwritable "$OUT/manifest.json"
+	name_set "$OUT"
 	[ -z "${INTERRUPTED:-}" ] ||
 		die "interrupted (SIG$INTERRUPTED) in check $check; result set kept in $OUT (outcome interrupted)"
 	case "$verdict_status" in

@@ -300,19 +300,44 @@ unique_folder() {
 
 # Usage: new_result_folder [PREFIX]
 # Sets OUT to a new RESULTS_DIR/VARIANT/<PREFIX><UTC>-<host>, with the
-# kernel's .config in it. Its path goes to RESULT_SET_FILE when that is set:
-# a script that runs a job learns the set that job made from there, never
-# by guessing "the newest folder" (another run may have made a newer one).
+# kernel's .config in it. The job names it (name_set) once it is finished.
 new_result_folder() {
 	OUT=$(unique_folder "$RESULTS_DIR/$VARIANT/${1:-}$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)")
 	log "result folder: $OUT"
-	name_set "$OUT"
-	cp "$BUILD/.config" "$OUT/kernel.config"
+	cp "$BUILD/.config" "$OUT/kernel.config" 2>/dev/null || abandon_set "$OUT/kernel.config"
+}
+
+# Usage: die_unwritable PATH
+# A write to PATH failed. A full disk (the usual cause: less than 1 MiB
+# left where PATH lies) is the user's to fix: exit 2, as for bad input,
+# naming the path. Anything else is the lab's failure: exit 1.
+die_unwritable() {
+	local path=$1 dir free_kib
+	dir=$(dirname "$path")
+	free_kib=$(($(stat -f -c '%a * %S' "$dir" 2>/dev/null || echo 0) / 1024))
+	if [ "$free_kib" -lt 1024 ]; then
+		printf 'mutexlab: error: cannot write %s: disk full (%s KiB left)\n' "$path" "$free_kib" >&2
+		exit 2
+	fi
+	die "cannot write $path (see above)"
+}
+
+# Usage: abandon_set PATH
+# A set that could not be written before its boot holds nothing worth
+# keeping (the kernel's .config, a part of the initramfs): it is removed,
+# and the job ends as die_unwritable says. Earlier sets are not touched.
+abandon_set() {
+	rm -rf -- "$OUT"
+	die_unwritable "$1"
 }
 
 # Usage: name_set PATH
 # Tells whoever ran this job (set_made_by, python3 lab VERB) that PATH is
-# the set it made, through the file RESULT_SET_FILE names, when it names one.
+# the set it made, through the file RESULT_SET_FILE names, when it names one:
+# a script that runs a job learns the set that job made from there, never
+# by guessing "the newest folder" (another run may have made a newer one).
+# A job names its set once the set is finished (its manifest written, as
+# ok, failed or interrupted); an unfinished one is never named.
 name_set() {
 	[ -z "${RESULT_SET_FILE:-}" ] || printf '%s\n' "$1" >"$RESULT_SET_FILE"
 }

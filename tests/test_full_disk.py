@@ -2,11 +2,16 @@
 """A job that cannot write (conftest's tiny_disk: a real 64 KiB tmpfs) says so, names the path, exits 2, and leaves
 what was there; a bug of the lab has its own status, never one that
 means something else."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 import compare
 import import_run
 import regress
+from conftest import LAB_ROOT, run_make
 from test_regress import joined, write_boots
 
 
@@ -55,3 +60,24 @@ def test_a_bug_is_its_own_status(tmp_path, capsys, monkeypatch, tool):
         status = import_run.main([str(run), "--results-dir", str(tmp_path / "r")])
     assert status == 5
     assert "ZeroDivisionError: a bug" in capsys.readouterr().err
+
+
+@pytest.mark.kernel
+def test_make_bench_on_a_full_disk_names_the_path_and_no_set(tiny_disk, tmp_path):
+    """It stopped at the initramfs with 'cpio: write error', exit 2 through
+    make, and still printed the set's path."""
+    earlier = tiny_disk / "owner-field" / "20000101T000000Z-earlier"
+    earlier.mkdir(parents=True)
+    (earlier / "manifest.json").write_text("{}\n")
+    env = dict(os.environ, VARIANT="owner-field", QUICK="1", PLOTS="0", CROSSCHECK="0",
+               RESULTS_DIR=str(tiny_disk))
+    r = subprocess.run([sys.executable, "lab", "bench"], cwd=LAB_ROOT, env=env,
+                       capture_output=True, text=True, timeout=1500)
+    assert r.returncode == 2, r.stderr[-3000:]
+    assert r.stdout == ""
+    assert f"cannot write {tiny_disk}/owner-field/" in r.stderr and "disk full" in r.stderr
+    assert [p.name for p in (tiny_disk / "owner-field").iterdir()] == [earlier.name]
+    assert (earlier / "manifest.json").read_text() == "{}\n"
+    r = run_make("bench", tmp_path, VARIANT="owner-field", QUICK=1, PLOTS=0,
+                 RESULTS_DIR=tiny_disk)
+    assert r.returncode != 0 and "disk full" in r.stderr and r.stdout == ""

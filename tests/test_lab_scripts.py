@@ -426,6 +426,7 @@ FAKE_JOB = """source lab/lib.sh
 BUILD=$1; VARIANT=v
 [ "$2" = early ] && exit 3
 new_result_folder
+name_set "$OUT"
 # Another run of the same variant, started later, makes a newer set.
 mkdir -p "$RESULTS_DIR/v/99991231T235959Z-other"
 exit 1

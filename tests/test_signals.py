@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +70,63 @@ def test_a_second_signal_in_the_runner_does_not_cut_its_run_short(tmp_path):
     assert run["outcome"] == "interrupted" and run["interrupted_by"] == "SIGINT"
     assert wait_for(lambda: not alive(qemu))
     assert os.path.exists(tmp_path / "out" / "results.raw")
+
+
+def job_processes(tag):
+    """The live processes whose environment holds TAG (a test's own
+    RESULTS_DIR): make's job, its runner and QEMU inherit it."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and tag.encode() in (proc / "environ").read_bytes() \
+                    and alive(int(proc.name)):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("qemu, sig, to_group", [
+    # A process manager stops make alone; make passes SIGTERM to its job.
+    ("fake", signal.SIGTERM, False),
+    # Ctrl-C: the terminal signals make's whole process group.
+    ("real", signal.SIGINT, True),
+])
+def test_a_signal_to_make_bench_ends_its_set_as_interrupted(tmp_path, qemu, sig, to_group):
+    """SIGTERM to make, 22 s into a real boot, left the job, runner and
+    QEMU running 40 s more, a manifest saying ok and /tmp/mutexlab-set.*
+    files behind."""
+    results, tmp = tmp_path / "results", tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, VARIANT="owner-field", QUICK="1", PLOTS="0", CROSSCHECK="0",
+               ACCEL="tcg", RESULTS_DIR=str(results), TMPDIR=str(tmp))
+    if qemu == "fake":
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "qemu-system-x86_64").symlink_to(LAB_ROOT / "tests" / "fake_qemu.py")
+        env.update(PATH=f"{bin_dir}:{env['PATH']}", FAKE_QEMU_SCENARIO="hang")
+    out, err = tmp_path / "make.out", tmp_path / "make.err"
+    with open(out, "w") as stdout, open(err, "w") as stderr:
+        make = subprocess.Popen(["make", "-s", "-C", str(LAB_ROOT), "bench"], env=env,
+                                stdout=stdout, stderr=stderr, start_new_session=True)
+    # The module has begun to report (after a kernel build, when cold).
+    measuring = lambda: any("KTAP" in raw.read_text()  # noqa: E731
+                            for raw in results.glob("owner-field/*/results.raw"))
+    if not wait_for(measuring, seconds=1200):
+        os.killpg(make.pid, signal.SIGKILL)
+        pytest.fail(f"the guest never started: {err.read_text()[-3000:]}")
+    if to_group:
+        os.killpg(make.pid, sig)
+    else:
+        make.send_signal(sig)
+    make.wait(timeout=120)
+    assert make.returncode != 0
+    assert "Traceback" not in err.read_text(), err.read_text()[-3000:]
+    (result_set,) = results.glob("owner-field/*")
+    manifest = json.loads((result_set / "manifest.json").read_text())
+    assert manifest["outcome"] == "interrupted", err.read_text()[-3000:]
+    assert out.read_text().splitlines()[-1] == str(result_set)
+    assert wait_for(lambda: not job_processes(f"RESULTS_DIR={results}"), seconds=30), \
+        job_processes(f"RESULTS_DIR={results}")
+    assert list(tmp.iterdir()) == []
