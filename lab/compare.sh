@@ -53,8 +53,14 @@ main() {
 	[ "${#sets[@]}" -gt 0 ] || die "no result sets to compare"
 	local -a mix=()
 	[ "${MIX_MACHINES:-0}" = 0 ] || mix=(--mix-machines)
+	# Its status is the caller's (2 bad input or a full disk, 5 a bug); a
+	# report folder that got nothing is not left behind.
 	"$PYTHON" "$LAB_ROOT/analysis/compare.py" --checks-dir "$RESULTS_DIR" "${mix[@]}" \
-		"$out" "${sets[@]}"
+		"$out" "${sets[@]}" || {
+		local status=$?
+		rmdir "$out" 2>/dev/null || :
+		exit "$status"
+	}
 	log "report: $out/report.md"
 	name_set "$out"
 }

@@ -6,12 +6,15 @@ Every read checks results.json and manifest.json against their JSON
 Schema (analysis/schemas/)."""
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 import compare
 import regress
 import sets
+from conftest import LAB_ROOT
 from test_regress import joined, write_boots
 
 
@@ -105,3 +108,18 @@ def test_the_lab_writes_the_schema_version(tmp_path, fixture_text):
     assert written["schema_version"] == sets.SCHEMA_VERSION
     sets.check_schema(written, "results", tmp_path / "results.json")
     assert os.path.getsize(tmp_path / "results.json") > 0
+
+
+def test_make_compare_of_a_hostile_set_exits_2_and_leaves_no_folder(tmp_path):
+    """Through the lab's own command: compare.py's status reaches the
+    caller, and the report folder it never wrote is not left behind."""
+    base = write_boots(tmp_path, "a", {1: 1e6, 2: 2e6})
+    new = write_boots(tmp_path, "b", {1: 1e6, 2: 2e6})
+    edit_points(new[1], lambda pts: pts[0].pop("per_sec"))
+    results = tmp_path / "results"
+    env = dict(os.environ, RESULTS_DIR=str(results), SETS=" ".join(map(str, base + new)))
+    r = subprocess.run([sys.executable, "lab", "compare"], cwd=LAB_ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "'per_sec' is a required property" in r.stderr and r.stdout == ""
+    assert list((results / "compare").iterdir()) == []
