@@ -95,7 +95,7 @@ help:
 	@$(PYTHON) lab/settings.py help compare --besides bench
 	@echo 'Settings of make regress (see analysis/regress.py):'
 	@$(PYTHON) lab/settings.py help regress
-	@echo 'Settings of make verify (VARIANTS default: owner-field legacy tri-state count-only):'
+	@echo 'Settings of make verify (VARIANTS default: every variant with a model.pml):'
 	@$(PYTHON) lab/settings.py help verify
 	@echo "Settings of make calibrate, besides make bench's:"
 	@$(PYTHON) lab/settings.py help calibrate --besides bench

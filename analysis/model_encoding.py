@@ -2,12 +2,14 @@
 """The lock-word encodings of the C and of the SPIN models, compared.
 
 A model declares the encoding it assumes as `#define MUTEX_... <decimal>`
-(models/<design>.pml). The C's encoding is read from the design's patch,
-from the lines of kernel/locking/mutex.c it shows: the `#define`s, and for
-legacy, whose count has no names, the values its code uses. A value changed
+(variants/<design>/model.pml). The C's encoding is read from the design's
+first patch, or from the one its model.toml's `encoding` names, from the
+lines of kernel/locking/mutex.c it shows: the `#define`s, and for legacy,
+whose count has no names, the values its code uses. A value changed
 on one side only, or a name the other side lacks, is a mismatch.
 """
 import re
+import tomllib
 from pathlib import Path
 
 C_DEFINE = re.compile(r"^#define\s+(MUTEX_[A-Z_]+)\s+(0x[0-9a-fA-F]+|\d+)\s*$")
@@ -17,14 +19,14 @@ MODEL_DEFINE = re.compile(r"^#define\s+(MUTEX_[A-Z_]+)\s+(\d+)\s*$", re.M)
 LEGACY_INIT = re.compile(r"\.count = ATOMIC_INIT\((-?\d+)\)")
 LEGACY_TRYLOCK = re.compile(r"atomic_cmpxchg_acquire\(&lock->count, (-?\d+), (-?\d+)\)")
 
-# Where each design's encoding is written. The tri-state series is made
-# against owner-field's mutex.c, so its pre-image is owner-field's code.
-SOURCES = {
-    "owner-field": ("tri-state", "pre"),
-    "tri-state": ("tri-state", "post"),
-    "count-only": ("count-only", "post"),
-    "legacy": ("legacy", "post"),
-}
+
+
+def source(design, variants_dir):
+    """(variant, side) of the patch that holds the design's encoding: its
+    own first patch's "post" side unless model.toml's encoding says."""
+    path = Path(variants_dir, design, "model.toml")
+    encoding = tomllib.loads(path.read_text()).get("encoding", {}) if path.is_file() else {}
+    return encoding.get("series", design), encoding.get("side", "post")
 
 
 def image_lines(patch_text, image, path="kernel/locking/mutex.c"):
@@ -73,12 +75,12 @@ def first_patch(variants_dir, variant):
     return patches[0]
 
 
-def mismatches(design, variants_dir, models_dir, patch=None):
+def mismatches(design, variants_dir, patch=None):
     """Problems, each a line; empty when model and C agree."""
-    source, image = SOURCES[design]
-    patch = Path(patch) if patch else first_patch(variants_dir, source)
+    series, image = source(design, variants_dir)
+    patch = Path(patch) if patch else first_patch(variants_dir, series)
     c = c_encoding(patch.read_text(), image)
-    model = model_encoding(Path(models_dir, f"{design}.pml").read_text())
+    model = model_encoding(Path(variants_dir, design, "model.pml").read_text())
     if not c:
         return [f"{design}: no encoding found in {patch.name}"]
     problems = []

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """make verify: each design's lock-word protocol checked exhaustively by SPIN.
 
-Every design's Promela model (models/<design>.pml) is checked for every
-property at every scope (tasks x rounds), each property in a run of its own
-so that a failure is attributed to it. A counterexample is replayed into a
+A design is a variant whose folder holds model.pml, its Promela model
+(which includes the shared parts in models/), and model.toml, the
+properties the model must fail. Every model is checked for every property
+at every scope (tasks x rounds), each property in a run of its own so that
+a failure is attributed to it. A counterexample is replayed into a
 readable interleaving and a sequence diagram. Writes a result set,
 RESULTS_DIR/verify/<UTC time>-<host>/, and prints its path. Exit status: 0
 when every verdict is the expected one, 1 when one is not, 2 on an error.
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +33,10 @@ sys.path.insert(0, str(LAB_ROOT / "analysis"))
 import model_trail  # noqa: E402
 from sets import new_set_dir  # noqa: E402
 
-DESIGNS = ("owner-field", "legacy", "tri-state", "count-only")
+# As lab/lib.sh: VARIANTS_DIR from the environment, or the lab's own.
+VARIANTS_DIR = Path(os.environ.get("VARIANTS_DIR") or LAB_ROOT / "variants")
+# What every design's model includes: the harness, the tasks, shared paths.
+MODELS_DIR = LAB_ROOT / "models"
 # name: (the model's macro, how pan judges it, what holding means)
 PROPERTIES = {
     "mutual_exclusion": ("PROP_EXCLUSION", "assertions",
@@ -49,9 +55,6 @@ PROPERTIES = {
 }
 # (tasks, rounds each): 4 tasks take minutes per design here.
 SCOPES = ((2, 2), (3, 1))
-# The 2013 bug and its current form; everything else must hold.
-EXPECTED_FAILURES = {("owner-field", "no_access_after_free"),
-                     ("legacy", "no_access_after_free")}
 PAN_DEPTH = 1_000_000
 PAN_STAT = {
     "states": re.compile(r"^\s*(\d+) states, stored", re.M),
@@ -61,8 +64,35 @@ PAN_STAT = {
 }
 
 
-def expected(design, prop):
-    return "fails" if (design, prop) in EXPECTED_FAILURES else "holds"
+def designs(variants_dir=VARIANTS_DIR):
+    """The variants that have a model, by name."""
+    return sorted(p.parent.name for p in Path(variants_dir).glob("*/model.pml"))
+
+
+def must_fail(design, variants_dir=VARIANTS_DIR):
+    """The properties the design's model.toml says its model fails (the
+    2013 bug in the designs that have it); every other one must hold."""
+    path = Path(variants_dir) / design / "model.toml"
+    if not path.is_file():
+        raise RuntimeError(f"{path} is missing: it names the properties "
+                           "the model must fail (fails = [] for none)")
+    fails = tomllib.loads(path.read_text()).get("fails")
+    if not isinstance(fails, list) or not set(fails) <= set(PROPERTIES):
+        raise RuntimeError(f"{path}: fails must list properties of "
+                           f"{', '.join(PROPERTIES)}, got {fails!r}")
+    return set(fails)
+
+
+def expected(design, prop, variants_dir=VARIANTS_DIR):
+    return "fails" if prop in must_fail(design, variants_dir) else "holds"
+
+
+def model_sources(design, variants_dir=VARIANTS_DIR, models_dir=MODELS_DIR):
+    """{name in SPIN's folder: file}: the shared parts, and the design's
+    model as <design>.pml."""
+    sources = {p.name: p for p in sorted(Path(models_dir).glob("*.pml"))}
+    sources[f"{design}.pml"] = Path(variants_dir) / design / "model.pml"
+    return sources
 
 
 def run(cmd, cwd, what):
@@ -86,15 +116,16 @@ def unreached(pan_out):
     return {"states": count and count.group(1), "lines": lines}
 
 
-def judge(design, prop, tasks, rounds, models_dir, out_dir):
-    """One pan run; a counterexample is replayed into out_dir."""
+def judge(design, prop, tasks, rounds, sources, out_dir):
+    """One pan run of the model files SOURCES (model_sources()); a
+    counterexample is replayed into out_dir."""
     macro, mode, _ = PROPERTIES[prop]
     defines = [f"-DNTASKS={tasks}", f"-DROUNDS={rounds}", f"-D{macro}"]
     name = f"{prop}-{tasks}t{rounds}r"
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mutexlab-spin-") as work:
-        for pml in Path(models_dir).glob("*.pml"):
-            shutil.copy(pml, work)
+        for name, path in sources.items():
+            shutil.copy(path, Path(work) / name)
         model = f"{design}.pml"
         run(["spin", "-a", *defines, model], work, "spin -a")
         # Safety runs look for the shortest counterexample (-i, which
@@ -158,7 +189,7 @@ def property_verdict(runs):
     return "error"
 
 
-def verify(designs, models_dir, results_dir, jobs, scopes=SCOPES):
+def verify(designs, variants_dir, results_dir, jobs, scopes=SCOPES):
     out = new_set_dir(Path(results_dir) / "verify", host_info()["hostname"])
     started = time.monotonic()
     jobs_list = [(d, p, t, r) for d in designs for p in PROPERTIES
@@ -171,7 +202,7 @@ def verify(designs, models_dir, results_dir, jobs, scopes=SCOPES):
 
     def one(job):
         d, p, t, r = job
-        res = judge(d, p, t, r, models_dir, out / d)
+        res = judge(d, p, t, r, model_sources(d, variants_dir), out / d)
         print(f"  {d:12} {p:22} {t} tasks x {r}: {res['verdict']:10} "
               f"{res['states'] or 0:>9} states {res['seconds']:6.1f} s", flush=True)
         return job, res
@@ -184,8 +215,9 @@ def verify(designs, models_dir, results_dir, jobs, scopes=SCOPES):
         for p in PROPERTIES:
             runs = [res for (jd, jp, _, _), res in results if (jd, jp) == (d, p)]
             props[p] = {"verdict": property_verdict(runs),
-                        "expected": expected(d, p), "runs": runs}
-        designs_out[d] = {"model": f"models/{d}.pml", "properties": props}
+                        "expected": expected(d, p, variants_dir), "runs": runs}
+        designs_out[d] = {"model": shown(Path(variants_dir) / d / "model.pml"),
+                          "properties": props}
     unexpected = [f"{d} {p}: {v['verdict']}, expected {v['expected']}"
                   for d, dv in designs_out.items()
                   for p, v in dv["properties"].items()
@@ -193,7 +225,7 @@ def verify(designs, models_dir, results_dir, jobs, scopes=SCOPES):
     verdict = {"properties": {p: desc for p, (_, _, desc) in PROPERTIES.items()},
                "designs": designs_out, "unexpected": unexpected}
     (out / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
-    write_manifest(out, designs, models_dir, scopes, jobs, unexpected,
+    write_manifest(out, designs, variants_dir, scopes, jobs, unexpected,
                    time.monotonic() - started)
     write_ktap(out, designs_out)
     write_report(out, designs_out, scopes)
@@ -208,12 +240,19 @@ def tool_version(cmd):
     return text.strip().splitlines()[0] if text.strip() else None
 
 
-def write_manifest(out, designs, models_dir, scopes, jobs, unexpected, seconds):
+def shown(path):
+    """A path as the lab's own, when it is in the lab."""
+    return str(path.relative_to(LAB_ROOT)) if path.is_relative_to(LAB_ROOT) else str(path)
+
+
+def write_manifest(out, designs, variants_dir, scopes, jobs, unexpected, seconds):
+    sources = {shown(path): path for d in designs
+               for path in model_sources(d, variants_dir).values()}
     revision, dirty, _ = lab_state(LAB_ROOT, out)
     manifest = {
         "kind": "verify", "variants": list(designs),
         "outcome": "as-expected" if not unexpected else "unexpected",
-        "models_sha256": {p.name: sha256(p) for p in sorted(Path(models_dir).glob("*.pml"))},
+        "models_sha256": {name: sha256(path) for name, path in sorted(sources.items())},
         "scopes": [{"tasks": t, "rounds": r} for t, r in scopes],
         "properties": list(PROPERTIES), "spin": tool_version(["spin", "-V"]),
         "gcc": tool_version(["gcc", "--version"]), "jobs": jobs,
@@ -271,23 +310,23 @@ def write_report(out, designs_out, scopes):
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
-def plan(designs, models_dir, results_dir):
+def plan(designs, variants_dir, results_dir):
     """What make verify would run: every model, property and scope."""
     lines = [f"plan: make verify (dry run: nothing run); a set in {results_dir}/verify/"]
     for d in designs:
-        model = Path(models_dir) / f"{d}.pml"
-        if not model.is_file():
-            raise SystemExit(f"mutexlab: error: {model} is missing")
-        lines.append(f"  {d}: {model}, {len(PROPERTIES)} properties x scopes "
-                     + ", ".join(f"{t} tasks x {r} rounds" for t, r in SCOPES))
+        fails = sorted(must_fail(d, variants_dir))
+        lines.append(f"  {d}: {Path(variants_dir) / d / 'model.pml'}, "
+                     f"{len(PROPERTIES)} properties x scopes "
+                     + ", ".join(f"{t} tasks x {r} rounds" for t, r in SCOPES)
+                     + f"; must fail: {', '.join(fails) or 'none'}")
     return "\n".join(lines)
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--variants", default=",".join(DESIGNS),
-                    help="comma-separated designs (default: all four)")
-    ap.add_argument("--models-dir", default=str(LAB_ROOT / "models"))
+    ap.add_argument("--variants", default="",
+                    help="comma-separated designs (default: every variant with a model.pml)")
+    ap.add_argument("--variants-dir", default=str(VARIANTS_DIR))
     ap.add_argument("--results-dir", default=settings.default("RESULTS_DIR", "verify"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--dry-run", action="store_true",
@@ -297,11 +336,13 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    designs = [d for d in args.variants.replace(" ", ",").split(",") if d]
-    unknown = [d for d in designs if d not in DESIGNS]
+    modelled = designs(args.variants_dir)
+    chosen = [d for d in args.variants.replace(" ", ",").split(",") if d] or modelled
+    unknown = [d for d in chosen if d not in modelled]
     if unknown:
         print(f"mutexlab: error: no model for {', '.join(unknown)}; models "
-              f"exist for {', '.join(DESIGNS)}", file=sys.stderr)
+              f"exist for {', '.join(modelled)} (variants/<design>/model.pml)",
+              file=sys.stderr)
         return 2
     missing = [t for t in ("spin", "gcc") if shutil.which(t) is None]
     if missing:
@@ -311,11 +352,13 @@ def main(argv=None):
     if args.jobs < 1:
         print("mutexlab: error: --jobs must be at least 1", file=sys.stderr)
         return 2
-    if args.dry_run:
-        print(plan(designs, args.models_dir, args.results_dir))
-        return 0
     try:
-        out, unexpected = verify(designs, args.models_dir, args.results_dir,
+        if args.dry_run:
+            print(plan(chosen, args.variants_dir, args.results_dir))
+            return 0
+        for d in chosen:  # before any set is made
+            must_fail(d, args.variants_dir)
+        out, unexpected = verify(chosen, args.variants_dir, args.results_dir,
                                  args.jobs)
     except RuntimeError as e:
         print(f"mutexlab: error: {e}", file=sys.stderr)

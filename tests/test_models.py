@@ -2,6 +2,7 @@
 """The SPIN models: expected verdicts, mutants that each break a property,
 the encodings kept in step with the C, and the counterexample replay."""
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -14,7 +15,6 @@ import model_trail
 import verify
 from conftest import LAB_ROOT
 
-MODELS = LAB_ROOT / "models"
 VARIANTS = LAB_ROOT / "variants"
 PYTHON = "/usr/bin/python3"
 
@@ -79,14 +79,16 @@ MUTANTS = {
 
 
 def mutant_models(tmp_path, name):
-    _, model_file, _, text, replacement, _, _ = MUTANTS[name]
-    models = tmp_path / "models"
-    shutil.copytree(MODELS, models)
-    model = models / model_file
-    source = model.read_text()
+    """The design's model files, one of them broken, in a folder of
+    their own."""
+    design, model_file, _, text, replacement, _, _ = MUTANTS[name]
+    sources = verify.model_sources(design)
+    assert model_file in sources, f"{name}: {design}'s model has no {model_file}"
+    broken = tmp_path / model_file
+    source = sources[model_file].read_text()
     assert source.count(text) == 1, f"{name}: the text to break is not in {model_file} once"
-    model.write_text(source.replace(text, replacement))
-    return models
+    broken.write_text(source.replace(text, replacement))
+    return {**sources, model_file: broken}
 
 
 @needs_spin
@@ -98,7 +100,7 @@ def test_model_mutant_fails_its_property(tmp_path, name):
     broken = verify.judge(design, prop, tasks, rounds,
                           mutant_models(tmp_path, name), out)
     assert broken["verdict"] == "fails", broken
-    intact = verify.judge(design, prop, tasks, rounds, MODELS, out)
+    intact = verify.judge(design, prop, tasks, rounds, verify.model_sources(design), out)
     assert intact["verdict"] == "holds", intact
 
 
@@ -119,7 +121,8 @@ def test_make_verify_gives_the_expected_verdicts(tmp_path):
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["unexpected"] == []
     designs = verdict["designs"]
-    assert set(designs) == set(verify.DESIGNS)
+    assert set(designs) == set(verify.designs()) == {
+        "owner-field", "legacy", "tri-state", "count-only"}
     for design, dv in designs.items():
         for prop, v in dv["properties"].items():
             assert v["verdict"] == verify.expected(design, prop), (design, prop)
@@ -149,10 +152,10 @@ def test_verify_refuses_an_unknown_design(tmp_path):
     assert not (tmp_path / "verify").exists()
 
 
-@pytest.mark.parametrize("design", sorted(model_encoding.SOURCES))
+@pytest.mark.parametrize("design", verify.designs())
 def test_model_encoding_matches_the_patches(design):
-    assert model_encoding.mismatches(design, VARIANTS, MODELS) == []
-    source, image = model_encoding.SOURCES[design]
+    assert model_encoding.mismatches(design, VARIANTS) == []
+    source, image = model_encoding.source(design, VARIANTS)
     patch = model_encoding.first_patch(VARIANTS, source).read_text()
     assert model_encoding.c_encoding(patch, image), "no encoding read from the C"
 
@@ -169,13 +172,13 @@ def test_model_encoding_matches_the_patches(design):
      "+#define MUTEX_FLAG_WAIT_LOCK\t0x08\n+#define MUTEX_FLAG_SPARE\t0x10\n"),
 ])
 def test_a_bit_changed_in_the_patch_alone_is_a_mismatch(tmp_path, design, old, new):
-    source, _ = model_encoding.SOURCES[design]
+    source, _ = model_encoding.source(design, VARIANTS)
     patch = model_encoding.first_patch(VARIANTS, source)
     text = patch.read_text()
     assert old in text
     changed = tmp_path / patch.name
     changed.write_text(text.replace(old, new, 1))
-    problems = model_encoding.mismatches(design, VARIANTS, MODELS, patch=changed)
+    problems = model_encoding.mismatches(design, VARIANTS, patch=changed)
     assert problems, "the checker missed a changed encoding"
 
 
@@ -209,22 +212,23 @@ NOT_C = ("finished", "signal sent")
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
 
-def model_text(name):
+def model_text(sources, name):
     """A model file with the files it includes, in order."""
-    text = (MODELS / name).read_text()
-    return text + "".join(model_text(inc) for inc in INCLUDE.findall(text))
+    text = sources[name].read_text()
+    return text + "".join(model_text(sources, inc) for inc in INCLUDE.findall(text))
 
 
 def step_functions(design):
     """The C functions a model's step labels name (included files too)."""
-    labels = [a or b for a, b in STEP_LABEL.findall(model_text(f"{design}.pml"))]
-    if "#define WAKE_UP" in (MODELS / f"{design}.pml").read_text():
+    sources = verify.model_sources(design)
+    labels = [a or b for a, b in STEP_LABEL.findall(model_text(sources, f"{design}.pml"))]
+    if "#define WAKE_UP" in sources[f"{design}.pml"].read_text():
         labels.remove("wake_up_q: task woken")
     return {model_trail.label_function(l) for l in labels if not l.startswith(NOT_C)}
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("design", verify.DESIGNS)
+@pytest.mark.parametrize("design", verify.designs())
 def test_every_model_step_names_c_of_its_design(design):
     """A step that claims a C function the design does not call (a
     raw_spin_lock() in tri-state, a wake_up_q() in legacy) fails."""
@@ -243,3 +247,44 @@ def test_every_model_step_names_c_of_its_design(design):
                 "tri-state": "raw_spin_lock", "count-only": "__mutex_handoff"}
     assert lacking([borrowed[design]]) == [borrowed[design]]
     assert "__mutex_unlock_slowpath" in model_trail.c_definitions(c)
+
+
+def lab_verify(tmp_path, variants_dir, *args):
+    env = dict(os.environ, VARIANTS_DIR=str(variants_dir), RESULTS_DIR=str(tmp_path / "r"))
+    return subprocess.run([PYTHON, "lab", "verify", *args], cwd=LAB_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_designs_are_found_by_their_folder(tmp_path):
+    """A design with a model is one folder: make verify plans it with
+    nothing outside its folder changed (it needed verify.py's DESIGNS and
+    EXPECTED_FAILURES, model_encoding.py's SOURCES and the Makefile's help)."""
+    variants = tmp_path / "variants"
+    shutil.copytree(VARIANTS, variants)
+    new = variants / "tri-state-again"
+    new.mkdir()
+    (new / "README.md").write_text("tri-state, once more\n")
+    (new / "extends").write_text("tri-state\n")
+    shutil.copy(VARIANTS / "tri-state" / "model.pml", new / "model.pml")
+    (new / "model.toml").write_text('fails = ["progress"]\n'
+                                    'encoding = { series = "tri-state" }\n')
+    r = lab_verify(tmp_path, variants, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert f"  tri-state-again: {new / 'model.pml'}," in r.stdout
+    assert "must fail: progress" in r.stdout
+    assert verify.designs(variants) == sorted(verify.designs() + ["tri-state-again"])
+    assert verify.expected("tri-state-again", "progress", variants) == "fails"
+    assert model_encoding.mismatches("tri-state-again", variants) == []
+
+
+def test_a_model_without_its_declaration_is_refused_before_any_run(tmp_path):
+    variants = tmp_path / "variants"
+    shutil.copytree(VARIANTS, variants)
+    (variants / "legacy" / "model.toml").unlink()
+    r = lab_verify(tmp_path, variants)
+    assert r.returncode == 2
+    assert f"{variants / 'legacy' / 'model.toml'} is missing" in r.stderr
+    assert not (tmp_path / "r").exists()
+    (variants / "legacy" / "model.toml").write_text('fails = ["no_such_property"]\n')
+    r = lab_verify(tmp_path, variants, "--dry-run")
+    assert r.returncode == 2 and "fails must list properties" in r.stderr
