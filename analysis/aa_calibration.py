@@ -115,8 +115,8 @@ def summary(comparisons, threshold=0.05):
             if r["mde"] is not None:
                 kinds.setdefault(row_kind(r), []).append(r["mde"])
     for kind, mdes in sorted(kinds.items()):
-        lines.append(f"  MDE {kind}: median {regress.fmt_mde(statistics.median(mdes))} "
-                     f"(range {regress.fmt_mde(min(mdes))} to {regress.fmt_mde(max(mdes))})")
+        lines.append(f"  MDE {kind}: median {verdicts.fmt_mde(statistics.median(mdes))} "
+                     f"(range {verdicts.fmt_mde(min(mdes))} to {verdicts.fmt_mde(max(mdes))})")
     for c in comparisons:
         if c["flagged"]:
             lines.append(f"  flagged: {c['variant']} boots {c['base']} vs "

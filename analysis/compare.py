@@ -28,6 +28,7 @@ from regress import COMPARABLE, settings
 import recommend
 import estimates
 import regress
+import regress_report
 import stats
 import verdicts
 from results import fmt
@@ -216,7 +217,7 @@ def against_baseline(variants, baseline, threshold=0.05, alpha=0.05):
 
 
 def boot_table(variant, baseline, rows, threshold):
-    tested = regress.family_size(rows)
+    tested = regress_report.family_size(rows)
     lines = [f"### {variant} against {baseline}", "",
              f"{rows[0]['boots'][0]} against {rows[0]['boots'][1]} boots"
              f"{', paired by round' if rows[0]['paired'] else ', unpaired (Welch)'}; "
@@ -232,7 +233,7 @@ def boot_table(variant, baseline, rows, threshold):
         holm = "-" if r["p_holm"] is None else f"{r['p_holm']:.3g}"
         lines.append(f"| {r['series']} | {r['threads']} | {r['metric']} | "
                      f"{100 * r['change']:+.1f}% | {ci} | {holm} | "
-                     f"{regress.fmt_signed_mde(r)} | **{r['verdict']}**: {r['why']} |")
+                     f"{regress_report.fmt_signed_mde(r)} | **{r['verdict']}**: {r['why']} |")
     return lines + [""]
 
 

@@ -32,6 +32,7 @@ verdict; the exit status 1 slower, 2 bad input, 3 nothing judged (fewer
 than 3 boots a side), 4 cannot tell with --strict, 5 an internal error,
 0 otherwise.
 --tally counts the flags in the JSON reports in DIR (lab/calibrate_regress.sh).
+What a comparison says in words is analysis/regress_report.py's.
 """
 import argparse
 import collections
@@ -41,7 +42,6 @@ import os
 import statistics
 import sys
 import traceback
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab"))
@@ -52,15 +52,15 @@ from estimates import boot_estimates, disturbed_positions  # noqa: E402
 from sets import (BadSet, interleaved, load_bench_set, machine,  # noqa: E402
                   newest_sets, read_rounds, write_atomic)
 import confirm  # noqa: E402
+from regress_report import family_size, format_text, tally, warnings_for  # noqa: E402
 
 LAB_ROOT = Path(__file__).resolve().parent.parent
 EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOT_JUDGED = (
     verdicts.EXIT_SLOWER, verdicts.EXIT_BAD_INPUT, verdicts.EXIT_NOT_JUDGED)
 # test: which p judges a row, the t test's or the exact permutation test's
-# (a boot's p99 is heavy-tailed: in an A/A run on 2026-12-06, 12 of 16
-# false alarms at 4 boots a side were p99 rows that the t test at 3
-# degrees of freedom put far out in its tail, where the exact test of 4
-# pairs cannot go below 0.125).
+# (a boot's p99 is heavy-tailed: the t test at 3 degrees of freedom puts
+# an A/A p99 row far out in its tail, where the exact test of 4 pairs
+# cannot go below 0.125; README, "Regressions").
 Metric = collections.namedtuple("Metric", "higher_is_better test")
 METRICS = {
     "throughput": Metric(True, "p_value"),
@@ -181,120 +181,6 @@ def compare(base_boots, new_boots, paired, metrics, threshold, alpha,
     return rows
 
 
-def family_size(rows):
-    """How many rows a comparison judged (Holm's family)."""
-    return sum(r["judged"] for r in rows)
-
-
-def unjudged_note(rows, alpha):
-    """Why rows with a p are outside the family, and how many paired boots
-    would bring them all in; None when every such row was judged."""
-    unjudged = [r for r in rows if r["p_value"] is not None and not r["judged"]]
-    if not unjudged:
-        return None
-    metrics = ", ".join(sorted({r["metric"] for r in unjudged}))
-    note = (f"{len(unjudged)} row(s) not judged ({metrics}): their exact test "
-            f"cannot reach alpha/{max(family_size(rows), 1)} with these boots")
-    # Their floor must reach alpha over the family with them all in it.
-    pairs = stats.pairs_for_exact(alpha / (family_size(rows) + len(unjudged)))
-    if unjudged[0]["paired"] and pairs:
-        note += f"; they can from {pairs} pairs"
-    return note
-
-
-def warnings_for(rows, base_settings, new_settings, threshold, alpha):
-    out = []
-    differ = [k for k in COMPARABLE if base_settings[k] != new_settings[k]]
-    if differ:
-        out.append("settings differ (" + ", ".join(
-            f"{k}: {base_settings[k]} vs {new_settings[k]}" for k in differ)
-            + "): the comparison may not mean what it seems")
-    if not family_size(rows):
-        out.append(f"WARNING: nothing judged: a t test needs {stats.MIN_T_BOOTS} "
-                   "boots a side (with fewer the boot-to-boot noise is unknown "
-                   "or has one degree of freedom); give each side "
-                   f"{stats.MIN_T_BOOTS} or more sets (VARIANT:N, or --rounds "
-                   "with lab/interleave.sh's rounds)")
-    unjudged = unjudged_note(rows, alpha)
-    if unjudged:
-        out.append(unjudged)
-    blind = [r for r in rows if r["mde"] is not None and r["mde"] > threshold]
-    if blind:
-        out.append(f"{len(blind)} of {len(rows)} rows could not have detected "
-                   f"a {100 * threshold:.0f}% change (MDE above the threshold: "
-                   "they read 'cannot tell' unless slower): more boots narrow it; "
-                   + boots_needed(blind, threshold, alpha, family_size(rows)))
-    return out
-
-
-def boots_needed(blind, threshold, alpha, family):
-    """What it would take, at the spread these boots showed and the same
-    family: per metric, the boots a side (pairs) of the median and of the
-    worst blind row."""
-    def count(n):
-        return "more than 1000" if n > 1000 else f"about {n}"
-
-    unit = "pairs" if blind[0]["paired"] else "boots a side"
-    parts = []
-    for metric in METRICS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # SciPy at few df
-            needed = sorted(stats.boots_for(r, threshold, alpha / family,
-                                            higher_is_better=r["higher_is_better"])
-                            for r in blind if r["metric"] == metric)
-        if needed:
-            parts.append(f"{metric} {count(needed[len(needed) // 2])} "
-                         f"(median row), {count(needed[-1])} (worst)")
-    return f"at this spread, {unit} for it: " + "; ".join(parts)
-
-
-def fmt_pct(x):
-    if x is None or x != x:
-        return "   n/a"
-    return f"{100 * x:+6.1f}%" if abs(x) < 10 else ("  >+999%" if x > 0 else "  <-999%")
-
-
-fmt_mde = verdicts.fmt_mde
-
-
-def fmt_signed_mde(row):
-    """The MDE as the change it detects: a drop of throughput (-81.4%,
-    never +438%), a rise of latency."""
-    if row["mde"] is None:
-        return "-"
-    sign = "-" if row["higher_is_better"] else "+"
-    return sign + fmt_mde(row["mde"])
-
-
-def fmt_p(x):
-    return "     -" if x is None else f"{x:6.4f}"
-
-
-def format_text(report):
-    lines = [f"base: {report['base']}", f"new:  {report['new']}",
-             f"{report['design']}; threshold {100 * report['threshold']:.1f}%, "
-             f"alpha {report['alpha']} family-wise (Holm over {report['tested']} "
-             f"rows); MDE: the change for the worse caught with 80% power at "
-             f"alpha/{max(report['tested'], 1)}",
-             verdicts.counts_line(report["rows"], report["threshold"])]
-    lines += report["warnings"]
-    lines.append(f"{'series':<34}{'thr':>4} {'metric':<12}{'boots':>6}{'base':>11}"
-                 f"{'new':>11}{'change':>9} {'95% CI':>17}{'p':>8}{'exact p':>8}"
-                 f"{'Holm p':>8}{'MDE':>8}  verdict")
-    for r in report["rows"]:
-        ci = (f"[{fmt_pct(r['ci95'][0])},{fmt_pct(r['ci95'][1])}]"
-              if r["ci95"] else "-")
-        boots = "x".join(map(str, r["boots"]))
-        p_t = r["p_value"] if r["t_test"] else None
-        lines.append(f"{r['series']:<34}{r['threads']:>4} {r['metric']:<12}"
-                     f"{boots:>6}{r['base']:>11.4g}{r['new']:>11.4g}"
-                     f"{fmt_pct(r['change']):>9} {ci:>17}{fmt_p(p_t):>8}"
-                     f"{fmt_p(r['p_exact']):>8}{fmt_p(r['p_holm']):>8}"
-                     f"{fmt_signed_mde(r):>8}  {r['verdict']}: {r['why']}")
-    lines.append(f"{report['regressions']} regression(s) in {len(report['rows'])} rows")
-    return "\n".join(lines)
-
-
 def check_alike(spec, manifests):
     kinds = {json.dumps(settings(m), sort_keys=True) for m in manifests}
     if len(kinds) > 1:
@@ -320,8 +206,7 @@ def sides(base_spec, new_spec, results_dir, rounds_file=None):
     Pairing is decided by how the boots ran, never by which way gives
     the smaller p (choosing after seeing both would raise the false
     alarms). Where they ran in rounds, the pairs are kept even if rounds
-    correlate only weakly (0.24 on the 2026-12-06 reference, where Welch
-    would have been a little stronger): pairing is what keeps a step in
+    correlate only weakly (where Welch would be a little stronger): pairing is what keeps a step in
     the host's speed, not only a linear drift, from landing on one side."""
     if rounds_file:
         try:
@@ -377,7 +262,8 @@ def regress(base_spec, new_spec, results_dir, metrics=tuple(METRICS),
         raise InputError("the two sides share no series and thread count")
     tested = family_size(rows)
     notes = mixed + warnings_for(rows, settings(base_manifest),
-                                 settings(new_manifest), threshold, alpha)
+                                 settings(new_manifest), threshold, alpha,
+                                 COMPARABLE, tuple(METRICS))
     with_p99 = {(r["series"], r["threads"]) for r in rows if r["metric"] == "latency_p99"}
     without = {(r["series"], r["threads"]) for r in rows} - with_p99
     if "latency_p99" in metrics and without:
@@ -418,44 +304,6 @@ def plan(base_spec, new_spec, results_dir, rounds_file, metrics, threshold,
              f"at family-wise alpha {alpha:g}"
              + (f"; flagged rows rerun {confirm_rounds} times a side" if confirm_rounds else "")]
     lines += [f"  base: {d}" for d in base_dirs] + [f"  new: {d}" for d in new_dirs]
-    return "\n".join(lines)
-
-
-def median_mde(rows):
-    """The median detectable effect of rows, formatted; None when no row
-    had one (too few boots)."""
-    mdes = [r["mde"] for r in rows if r.get("mde") is not None]
-    return fmt_mde(statistics.median(mdes)) if mdes else None
-
-
-def tally(report_dir):
-    """Flags over the JSON reports in a folder: how many comparisons
-    flagged anything (the family-wise rate, the figure an A/A run is
-    judged by), then rows per metric, and the median detectable effect;
-    then each row: in how many comparisons it was flagged (a slowdown's
-    power there), its median change and median detectable effect."""
-    reports = [json.loads(f.read_text()) for f in sorted(Path(report_dir).glob("*.json"))]
-    rows = [r for report in reports for r in report["rows"]]
-    flagged = sum(report["regressions"] > 0 for report in reports)
-    lines = [f"{flagged} of {len(reports)} comparisons flagged a regression",
-             f"{sum(r['regression'] for r in rows)} of {len(rows)} rows flagged"]
-    for metric in METRICS:
-        sub = [r for r in rows if r["metric"] == metric]
-        if sub:
-            mde = median_mde(sub)
-            mde = f", median MDE {mde}" if mde else ""
-            lines.append(f"  {metric}: {sum(r['regression'] for r in sub)} of "
-                         f"{len(sub)}{mde}")
-    by_row = {}
-    for r in rows:
-        by_row.setdefault((r["series"], r["threads"], r["metric"]), []).append(r)
-    lines.append("rows: flagged in, median change, median MDE")
-    for (series, threads, metric), same in by_row.items():
-        change = fmt_pct(statistics.median(r["change"] for r in same)).strip()
-        mde = median_mde(same) or "-"
-        lines.append(f"  {series} {threads} {metric}: "
-                     f"{sum(r['regression'] for r in same)} of {len(same)}, "
-                     f"{change}, MDE {mde}")
     return "\n".join(lines)
 
 
@@ -527,7 +375,7 @@ def judge_and_print(args, metrics, results_dir):
 
 def main(argv):
     if len(argv) == 3 and argv[1] == "--tally":
-        print(tally(argv[2]))
+        print(tally(argv[2], tuple(METRICS)))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("base")

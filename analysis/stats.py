@@ -29,8 +29,8 @@ is a ratio and boot-to-boot noise is close to symmetric:
   only say "no evidence of a change").
 A t interval needs MIN_T_BOOTS boots a side (pairs): with two, one degree
 of freedom, boots that happen to agree give an interval a tenth of a
-percent wide for a change of -20% (the A/A false alarms of the
-2026-12-06 reference at 2 boots a side); there the exact test alone
+percent wide for a change of -20% (README, "Regressions": the A/A false
+alarms at 2 boots a side); there the exact test alone
 speaks, and its floor (0.5 at 2 pairs) says nothing can be told.
 SciPy and statsmodels (Debian's python3-scipy, python3-statsmodels) do the
 arithmetic.

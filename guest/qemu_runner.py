@@ -45,9 +45,9 @@ BOOT_ALLOWANCE_S = 60
 
 
 # Under icount a guest second is 10^9 guest instructions, all on one host
-# thread: a boot whose points take 7.2 guest seconds ran 15-19 s here
-# (2026-12-07, the host busy), boot included. A busier host slows it
-# further, not the guest's readings: the watchdog allows 8 times.
+# thread: a boot whose points take 7.2 guest seconds ran in 15-19 s here,
+# the host busy, boot included. A busier host slows it further, not the
+# guest's readings: the watchdog allows 8 times.
 ICOUNT_HOST_S_PER_GUEST_S = 8
 # shift=0: one instruction a nanosecond of the guest's clock; sleep=off: an
 # idle guest's clock jumps to its next timer instead of following the host's.

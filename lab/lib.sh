@@ -70,8 +70,8 @@ require_path_name() {
 # rounds: every other round runs the designs in reverse (A B C, C B A, A B
 # C, ...), so that a drift of the machine that is linear over two rounds
 # lands on every design alike; in the same order every round, the last
-# design of each carried it (the 2026-12-06 reference drifted 2.15% per 10
-# minutes at 2-4 threads: about -1.8% on its last design).
+# design of each carried it (README, "Regressions": the reference's drift
+# and what it was worth to its first and last designs).
 round_order() {
 	local round=$1 i
 	shift
@@ -239,8 +239,8 @@ channel_append() {
 # bit of boot_cpu_data, which identify_cpu() clears and sets again at boot
 # (6.1's arch/x86/kernel/cpu/common.c), so an interrupt in that window read
 # its irq_desc, a 5-level direct-map address, as a wild access and
-# panicked the guest (CI, count-only's free_article, 2026-12-07). TCG's
-# -cpu max and newer hosts offer LA57; 4-level paging has no such window.
+# panicked the guest. TCG's -cpu max and newer hosts offer LA57; 4-level
+# paging has no such window.
 kernel_append() {
 	if grep -qsx 'CONFIG_KASAN=y' "$1/.config"; then
 		printf 'no5lvl\n'
