@@ -28,13 +28,19 @@ def expected_thread_counts(manifest):
     return list(range(1, vcpus + 1)) + [2 * vcpus]
 
 
+# The module's swept settings: a set that does not record one cannot be
+# told complete (the module's defaults are the settings table's, and have
+# changed; a set's own record is what it ran).
+SWEPT = ("cs_loops", "think_loops", "pin")
+
+
 def swept_settings(params):
     """[(cs_loops, think_loops, pinned)] the contended workload ran, in the
     module's order; the other workloads ran the first."""
-    def values(name, default):
-        return [int(v) for v in str(params.get(name) or default).split(",")]
-    return [(c, w, bool(p)) for p in values("pin", 0)
-            for c in values("cs_loops", 16) for w in values("think_loops", 0)]
+    def values(name):
+        return [int(v) for v in str(params[name]).split(",")]
+    return [(c, w, bool(p)) for p in values("pin")
+            for c in values("cs_loops") for w in values("think_loops")]
 
 
 def expected_series(params, thread_counts, workloads, vcpus):
@@ -71,7 +77,10 @@ def check_result_set(path):
         problems.append(f"outcome is {manifest.get('outcome')!r}, not 'ok'")
     problems += [f"results: {p}" for p in results.get("problems", [])]
     reps = int(manifest.get("parameters", {}).get("reps") or 0)
-    if "parameters" in manifest and "vcpus" in manifest:
+    unrecorded = [name for name in SWEPT
+                  if manifest.get("parameters", {}).get(name) in (None, "")]
+    problems += [f"manifest records no {name}" for name in unrecorded]
+    if "parameters" in manifest and "vcpus" in manifest and not unrecorded:
         # Sets from before the workloads setting ran contended only.
         workloads = (manifest["parameters"].get("workloads")
                      or "contended").split(",")

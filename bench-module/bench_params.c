@@ -14,11 +14,17 @@
 
 #include "mutexlab.h"
 #include "bench.h"
+#include "defaults.h"
 
+/*
+ * The defaults of the parameters the lab sets are its settings table's
+ * (lab/settings.toml), in defaults.h, which lab/build.sh writes beside
+ * this file from it; make bench's sweep is what insmod alone runs.
+ */
 struct bench_params bench_params = {
-	.duration_ms = 1000,
-	.warmup_ms = 100,
-	.reps = 5,
+	.duration_ms = MUTEXLAB_DEFAULT_DURATION_MS,
+	.warmup_ms = MUTEXLAB_DEFAULT_WARMUP_MS,
+	.reps = MUTEXLAB_DEFAULT_REPS,
 	/*
 	 * The settings the contended workload sweeps besides the thread
 	 * count, every combination in each repetition; the other workloads
@@ -26,18 +32,20 @@ struct bench_params bench_params = {
 	 * every design gets the same work per acquisition; the meta record's
 	 * loop_ps gives them in time.
 	 */
-	.cs_loops = { 16 },
-	.nr_cs_loops = 1,
-	.nr_think_loops = 1,
-	.nr_pin = 1,
+	.cs_loops = MUTEXLAB_DEFAULT_CS_LOOPS,
+	.nr_cs_loops = MUTEXLAB_DEFAULT_NR_CS_LOOPS,
+	.think_loops = MUTEXLAB_DEFAULT_THINK_LOOPS,
+	.nr_think_loops = MUTEXLAB_DEFAULT_NR_THINK_LOOPS,
+	.pin = MUTEXLAB_DEFAULT_PIN,
+	.nr_pin = MUTEXLAB_DEFAULT_NR_PIN,
 	/*
 	 * A timestamp costs about 300 ns under TCG here, as much as a whole
 	 * uncontended lock/unlock: time one acquisition in this many, not all.
 	 */
-	.latency_every = 256,
+	.latency_every = MUTEXLAB_DEFAULT_LATENCY_EVERY,
 	.unlock_probe_rounds = 20,
-	.shards = 64,
-	.workloads = "uncontended,contended,oversubscribed",
+	.shards = MUTEXLAB_DEFAULT_SHARDS,
+	.workloads = MUTEXLAB_DEFAULT_WORKLOADS,
 };
 
 module_param_array_named(threads, bench_params.threads, int,

@@ -15,8 +15,9 @@
 
 #include "mutexlab.h"
 #include "checks.h"
+#include "defaults.h"	/* lab/build.sh writes it from lab/settings.toml */
 
-static unsigned int check_ms = 3000;
+static unsigned int check_ms = MUTEXLAB_DEFAULT_CHECK_MS;
 module_param(check_ms, uint, 0444);
 MODULE_PARM_DESC(check_ms, "Longest run of a check, ms");
 

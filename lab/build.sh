@@ -88,6 +88,8 @@ compile_module() {
 	rm -rf "$moddir"
 	mkdir -p "$moddir"
 	cp -p "$LAB_ROOT"/bench-module/*.[ch] "$LAB_ROOT"/bench-module/Kbuild "$moddir"/
+	# The defaults of the parameters the lab sets, from its settings table.
+	"$PYTHON" "$LAB_ROOT/lab/settings.py" c-defaults >"$moddir/defaults.h"
 	if ! kmake M="$moddir" modules >"$log_file" 2>&1; then
 		cat "$log_file" >&2
 		die "bench module failed to build against $VARIANT/$PROFILE"
@@ -205,7 +207,11 @@ main() {
 	[ -f "$OUT/.kernel-tree" ] || git -C "$TREE" rev-parse HEAD >"$OUT/.kernel-tree"
 
 	local module_key module_stamp="$OUT/.module-key"
-	module_key=$({ echo "$key"; hash_files "$LAB_ROOT"/bench-module/*.[ch] "$LAB_ROOT"/bench-module/Kbuild; } | sha256sum | cut -d' ' -f1)
+	module_key=$({
+		echo "$key"
+		hash_files "$LAB_ROOT"/bench-module/*.[ch] "$LAB_ROOT"/bench-module/Kbuild \
+			"$LAB_ROOT/lab/settings.toml" "$LAB_ROOT/lab/catalog.toml"
+	} | sha256sum | cut -d' ' -f1)
 	if [ "$(cat "$module_stamp" 2>/dev/null)" != "$module_key" ] || [ ! -f "$OUT/bench-module/mutexlab.ko" ]; then
 		rm -f "$module_stamp"
 		compile_module

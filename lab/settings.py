@@ -15,6 +15,7 @@ the lists the Makefile, make help, the manifests and make regress use.
                                   NAME's default for JOB, filled in
   lab/settings.py help JOB [--besides JOB2]
                                   one line per setting of JOB (not JOB2's)
+  lab/settings.py c-defaults      the bench module's defaults, a C header
 """
 import argparse
 import os
@@ -75,6 +76,7 @@ class Setting:
     record: tuple = ()
     comparable: bool = False
     requires: dict = None
+    param: str = None
 
     def default_for(self, job):
         if isinstance(self.default, dict):
@@ -238,6 +240,31 @@ def default(name, job):
     return fill(found[0].default_for(job), {}, job)
 
 
+def c_defaults():
+    """A C header: MUTEXLAB_DEFAULT_<PARAM> for each setting that names
+    the module parameter it sets, its default for the first of bench and
+    check it belongs to; a list also as a braced initializer with its
+    length, MUTEXLAB_DEFAULT_NR_<PARAM>."""
+    lines = ["/* SPDX-License-Identifier: GPL-2.0 */",
+             f"/* Made by lab/settings.py c-defaults from lab/{TABLE.name}: do not edit. */",
+             "#ifndef MUTEXLAB_DEFAULTS_H", "#define MUTEXLAB_DEFAULTS_H"]
+    for s in table():
+        if not s.param:
+            continue
+        job = "bench" if "bench" in s.jobs else "check"
+        value = default(s.name, job)
+        macro = f"MUTEXLAB_DEFAULT_{s.param.upper()}"
+        if s.type == "counts":
+            items = value.split(",")
+            lines += [f"#define {macro} {{ {', '.join(items)} }}",
+                      f"#define MUTEXLAB_DEFAULT_NR_{s.param.upper()} {len(items)}"]
+        elif s.type in ("count", "power_of_two"):
+            lines.append(f"#define {macro} {value}")
+        else:
+            lines.append(f"#define {macro} \"{value}\"")
+    return "\n".join(lines + ["#endif"]) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -252,12 +279,15 @@ def main(argv=None):
     h.add_argument("job", choices=JOBS)
     h.add_argument("--besides", choices=JOBS,
                    help="leave out the settings this job has too")
+    sub.add_parser("c-defaults")
     args = ap.parse_args(argv)
     try:
         if args.command == "resolve":
             out = b"".join(f"{k}={v}".encode() + b"\0"
                            for k, v in resolve(args.job, os.environ).items())
             sys.stdout.buffer.write(out)
+        elif args.command == "c-defaults":
+            sys.stdout.write(c_defaults())
         elif args.command == "default":
             print(default(args.name, args.job))
         elif args.command == "names":

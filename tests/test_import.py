@@ -41,9 +41,12 @@ def bundle_run(tmp_path, console_only=False, console_extra=""):
     (run / "qemu-status").write_text("0\n")
     (run / "host.txt").write_text("".join(f"{k}\t{v}\n" for k, v in BIG_HOST.items()))
     manifest = json.loads((REFERENCE / "manifest.json").read_text())
-    # The fixture's sweep: contended, 1 to 4 threads, 5 reps.
+    # The fixture's sweep: contended, 1 to 4 threads, 5 reps, C50 W0
+    # unpinned (a module of before think times and pinning: its points
+    # name neither, and results.py reads them as 0 and unpinned).
     manifest["parameters"] = {"workloads": "contended", "threads": "1,2,3,4",
-                              "reps": "5", "cs_loops": "50", "vcpus": "2"}
+                              "reps": "5", "cs_loops": "50", "think_loops": "0",
+                              "pin": "0", "vcpus": "2"}
     (run / "manifest.json").write_text(json.dumps({**manifest, "outcome": "not-run"}))
     (run / "kernel.config").write_text("CONFIG_SMP=y\n")
     (run / "qemu.args").write_text("".join(f"{a}\n" for a in QEMU_ARGS))
@@ -54,6 +57,13 @@ def test_an_imported_run_is_an_ordinary_set_that_names_its_host(tmp_path):
     out, outcome = import_run.import_run(bundle_run(tmp_path), tmp_path / "results")
     assert outcome == "ok" and is_complete(out)
     assert check_result_set(out) == []
+    # What the module swept is the set's own record, never a default.
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["parameters"]["pin"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert check_result_set(out) == ["manifest records no pin"]
+    manifest["parameters"]["pin"] = "0"
+    (out / "manifest.json").write_text(json.dumps(manifest))
     # make bench's results.json (analysis/results.py), less the host's load.
     local = tmp_path / "local"
     local.mkdir()

@@ -206,3 +206,27 @@ def test_scripts_take_their_defaults_from_the_table():
     r = subprocess.run(["bash", "-c", "source lab/lib.sh && setting_default BASE regress"],
                        cwd=LAB_ROOT, capture_output=True, text=True)
     assert r.returncode != 0 and "BASE has no default for regress" in r.stderr
+
+
+MODULE_C = sorted((LAB_ROOT / "bench-module").glob("*.c"))
+
+
+def test_the_module_takes_its_defaults_from_the_table():
+    """check_ms was 3000 in check.c and 15000 in the table, and the
+    module's default workloads left out sharded: a setting that names its
+    module parameter now gives the module its default (lab/build.sh writes
+    defaults.h from the table), and the C initialises it from there."""
+    header = settings.c_defaults()
+    c = "\n".join(path.read_text() for path in MODULE_C)
+    named = [s for s in settings.table() if s.param]
+    assert {s.param for s in named} >= {"duration_ms", "workloads", "check_ms", "cs_loops"}
+    for s in named:
+        macro = f"MUTEXLAB_DEFAULT_{s.param.upper()}"
+        job = "bench" if "bench" in s.jobs else "check"
+        value = settings.default(s.name, job)
+        shown = (f"{{ {', '.join(value.split(','))} }}" if s.type == "counts"
+                 else value if s.type in ("count", "power_of_two") else f'"{value}"')
+        assert f"#define {macro} {shown}\n" in header, s.name
+        # A real parameter of the module, initialised from the macro.
+        assert re.search(rf"module_param(_array)?(_named)?\({s.param},", c), s.param
+        assert re.search(rf"(\.|\b){s.param} = {macro}[,;]", c), s.param
