@@ -260,6 +260,7 @@ boot_guest() {
 	INTERRUPTED=
 	trap 'INTERRUPTED=INT; kill -TERM "$pid" 2>/dev/null || :' INT
 	trap 'INTERRUPTED=TERM; kill -TERM "$pid" 2>/dev/null || :' TERM
+	trap 'INTERRUPTED=HUP; kill -TERM "$pid" 2>/dev/null || :' HUP
 	"$PYTHON" "$LAB_ROOT/guest/qemu_runner.py" --kernel "$1/arch/x86/boot/bzImage" \
 		--initrd "$2" --out "$3" --vcpus "$VCPUS" --mem-mb "$MEM_MB" \
 		--accel "$ACCEL" --pin-vcpus "$VCPU_PIN" \
@@ -268,7 +269,7 @@ boot_guest() {
 	pid=$!
 	# A trapped signal ends `wait` early: wait until the runner is done.
 	until wait "$pid"; status=$?; ! kill -0 "$pid" 2>/dev/null; do :; done
-	trap - INT TERM
+	trap - INT TERM HUP
 	[ -z "$INTERRUPTED" ] || return "$(($(kill -l "$INTERRUPTED") + 128))"
 	return "$status"
 }

@@ -288,11 +288,14 @@ def test_qemu_dies_with_a_runner_that_is_killed(tmp_path):
     assert wait_for(lambda: not alive(qemu_pid)), "QEMU orphaned"
 
 
-@pytest.mark.parametrize("sig, name", [(signal.SIGTERM, "TERM"), (signal.SIGINT, "INT")])
+@pytest.mark.parametrize("sig, name", [(signal.SIGTERM, "TERM"), (signal.SIGINT, "INT"),
+                                       (signal.SIGHUP, "HUP")])
 def test_a_signal_to_the_lab_script_reaches_the_runner(tmp_path, sig, name):
-    """make passes SIGTERM to its child script; Ctrl-C reaches the script.
-    boot_guest passes it on, the runner writes run.json, and the script
-    carries on to finish the set, told why."""
+    """make passes SIGTERM to its child script; Ctrl-C reaches the script;
+    python3 lab passes SIGHUP on (a closed terminal), which ended the
+    script at once, its set unfinished. boot_guest passes each on, the
+    runner writes run.json, and the script carries on to finish the set,
+    told why."""
     proc, pidfile = start_runner(tmp_path, "hang", via_shell=True)
     assert wait_for(pidfile.exists), proc.communicate(timeout=10)
     qemu_pid = int(pidfile.read_text())
