@@ -233,10 +233,12 @@ def start_runner(tmp_path, scenario, qemu=FAKE_QEMU, via_shell=False):
                "--kernel", str(tmp_path / "bzImage"), "--initrd", str(tmp_path / "initrd"),
                "--out", str(out), "--accel", "tcg", "--expected-run-s", "5",
                "--cache-dir", str(tmp_path / "cache"), "--qemu", str(qemu)]
-    # A shell started with SIGINT ignored (pytest run by a script with `&`)
-    # can never trap it; Ctrl-C comes from a terminal, where it is not.
-    # The runner itself is left with what it inherits: it must cope.
-    default_sigint = (lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) \
+    # A shell started with SIGINT or SIGHUP ignored (pytest run by a
+    # script with `&`, or under nohup) can never trap it; Ctrl-C and a
+    # hang-up come from a terminal, where neither is. The runner itself is
+    # left with what it inherits: it must cope.
+    default_sigint = (lambda: [signal.signal(s, signal.SIG_DFL)
+                               for s in (signal.SIGINT, signal.SIGHUP)]) \
         if via_shell else None
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,

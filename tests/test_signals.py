@@ -108,8 +108,12 @@ def test_a_signal_to_make_bench_ends_its_set_as_interrupted(tmp_path, qemu, sig,
         env.update(PATH=f"{bin_dir}:{env['PATH']}", FAKE_QEMU_SCENARIO="hang")
     out, err = tmp_path / "make.out", tmp_path / "make.err"
     with open(out, "w") as stdout, open(err, "w") as stderr:
+        # As from a terminal: a run of the tests from a script's `&` job or
+        # under nohup would hand make SIGINT or SIGHUP ignored, for good.
         make = subprocess.Popen(["make", "-s", "-C", str(LAB_ROOT), "bench"], env=env,
-                                stdout=stdout, stderr=stderr, start_new_session=True)
+                                stdout=stdout, stderr=stderr, start_new_session=True,
+                                preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL)
+                                                    for s in (signal.SIGINT, signal.SIGHUP)])
     # The module has begun to report (after a kernel build, when cold).
     measuring = lambda: any("KTAP" in raw.read_text()  # noqa: E731
                             for raw in results.glob("owner-field/*/results.raw"))
