@@ -92,8 +92,7 @@ finish_result_set() {
 	"$PYTHON" "$LAB_ROOT/analysis/results.py" "$OUT/results.raw" "$OUT/results.json" "$VCPUS" ||
 		parse_status=$?
 	rm -f "$OUT/initramfs.cpio"
-	write_manifest "${SETTINGS[@]}" || die_unwritable "$OUT/manifest.json"
-	name_set "$OUT"
+	write_manifest "${SETTINGS[@]}"
 	[ -z "${INTERRUPTED:-}" ] ||
 		die "interrupted (SIG$INTERRUPTED); result set kept in $OUT (outcome interrupted)"
 	if [ "$guest_status" != 0 ] || [ "$parse_status" != 0 ]; then

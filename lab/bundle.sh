@@ -51,7 +51,6 @@ bundle_main() {
 	prepare_kernel
 	OUT=$(unique_folder "$RESULTS_DIR/bundles/$VARIANT-$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)")
 	timed_step bundle write_bundle
-	name_set "$OUT"
 	log "bundle: $OUT (run it with $OUT/run.sh on a host with QEMU)"
 }
 

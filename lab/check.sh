@@ -103,8 +103,7 @@ main() {
 	"$PYTHON" "$LAB_ROOT/analysis/check_verdict.py" --vmlinux "$BUILD/vmlinux" "$OUT" ||
 		verdict_status=$?
 	cat "$STEP_TIMES_FILE" >"$OUT/steps.txt" || die_unwritable "$OUT/steps.txt"
-	write_manifest "${SETTINGS[@]}" || die_unwritable "$OUT/manifest.json"
-	name_set "$OUT"
+	write_manifest "${SETTINGS[@]}"
 	[ -z "${INTERRUPTED:-}" ] ||
 		die "interrupted (SIG$INTERRUPTED) in check $check; result set kept in $OUT (outcome interrupted)"
 	case "$verdict_status" in

@@ -301,7 +301,7 @@ unique_folder() {
 
 # Usage: new_result_folder [PREFIX]
 # Sets OUT to a new RESULTS_DIR/VARIANT/<PREFIX><UTC>-<host>, with the
-# kernel's .config in it. The job names it (name_set) once it is finished.
+# kernel's .config in it; write_manifest names it once it is finished.
 new_result_folder() {
 	OUT=$(unique_folder "$RESULTS_DIR/$VARIANT/${1:-}$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s)")
 	log "result folder: $OUT"
@@ -358,7 +358,9 @@ set_made_by() {
 
 # Usage: write_manifest SETTING...
 # OUT's manifest.json: the variant, its series and fragments, and the value
-# of every SETTING named.
+# of every SETTING named. The manifest finishes a set: once it is written
+# the job names the set (name_set); a manifest that cannot be written ends
+# the job as die_unwritable says, the set unnamed.
 write_manifest() {
 	local -a args=(--lab-root "$LAB_ROOT" --variant "$VARIANT" --profile "$PROFILE"
 		--series-sha256 "$(series_hash "$VARIANT")"
@@ -370,7 +372,9 @@ write_manifest() {
 	for item in "$@"; do
 		args+=(--param "${item,,}=${!item}")
 	done
-	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}"
+	"$PYTHON" "$LAB_ROOT/lab/manifest.py" "$OUT" "${args[@]}" ||
+		die_unwritable "$OUT/manifest.json"
+	name_set "$OUT"
 }
 
 # The lab's workloads and checks (lab/catalog.toml): tab-separated fields,
